@@ -1,0 +1,10 @@
+/* nwbzarr: write NWB neurophysiology data as Zarr, in parallel.
+ * The umbrella header; each part is documented in its own header. */
+#ifndef NWBZARR_H
+#define NWBZARR_H
+
+#include "nwbzarr/common.h"
+#include "nwbzarr/store.h"
+#include "nwbzarr/zarr.h"
+
+#endif

@@ -1,0 +1,173 @@
+/* nwbzarr: Zarr v2 groups, arrays, attributes and consolidated metadata.
+ *
+ * Metadata documents (.zgroup, .zarray, .zattrs, .zmetadata) are written as
+ * zarr-python 2.x writes them: keys sorted, indent 4, ASCII-escaped, floats
+ * in Python's shortest round-trip form, so files compare byte for byte.
+ *
+ * Thread safety: an nz_array's metadata is immutable once created or opened,
+ * so its chunk functions may run on many threads at once for distinct chunks.
+ * Group/attribute functions are not meant to race on the same path.
+ */
+#ifndef NWBZARR_ZARR_H
+#define NWBZARR_ZARR_H
+
+#include "nwbzarr/common.h"
+#include "nwbzarr/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NZ_MAX_DIMS 32
+
+/** How elements of an object ('|O') array are stored. */
+typedef enum nz_object_codec {
+	NZ_OBJECT_NONE = 0,  /**< not an object array */
+	NZ_OBJECT_VLEN_UTF8, /**< numcodecs vlen-utf8: each element a UTF-8 string */
+	NZ_OBJECT_VLEN_BYTES,/**< numcodecs vlen-bytes: each element a byte string */
+	NZ_OBJECT_JSON2      /**< numcodecs json2: each element a JSON value */
+} nz_object_codec;
+
+/** A compressor choice. Fields a codec does not use are ignored. */
+typedef struct nz_compressor {
+	unsigned int version; /**< NZ_COMPRESSOR_VERSION */
+	const char *id;       /**< "blosc", "zstd", "lz4", "zlib", "gzip" or "none" */
+	const char *cname;    /**< blosc: "lz4", "lz4hc", "zstd", "blosclz", "zlib" */
+	int clevel;           /**< compression level (codec's own range) */
+	int shuffle;          /**< blosc: 0 none, 1 byte, 2 bit */
+	int blocksize;        /**< blosc: 0 = automatic */
+} nz_compressor;
+
+#define NZ_COMPRESSOR_VERSION 1
+/** hdmf-zarr's default: Blosc(cname='lz4', clevel=5, shuffle=1, blocksize=0). */
+#define NZ_COMPRESSOR_INIT { NZ_COMPRESSOR_VERSION, "blosc", "lz4", 5, 1, 0 }
+
+/** Options of nz_array_create. */
+typedef struct nz_array_opts {
+	unsigned int version; /**< NZ_ARRAY_OPTS_VERSION */
+	/** numpy dtype string: "|b1", "<i2", "<u8", "<f4", "|S12", "|O", or a
+	 *  JSON list for a structured dtype: [["x","<u4"],["w","<f4"]]. */
+	const char *dtype;
+	int ndim;                /**< 0..NZ_MAX_DIMS; 0 = a 0-d array */
+	const uint64_t *shape;   /**< ndim entries (entries may be 0) */
+	const uint64_t *chunks;  /**< ndim entries, each >= 1; NULL = shape */
+	/** JSON text of .zarray's fill_value as zarr-python writes it ("0",
+	 *  "0.0", "\"NaN\"", "null", base64 string for |S); NULL = "null" for
+	 *  object arrays and 0 (of the dtype) otherwise. */
+	const char *fill_value_json;
+	/** NULL = NZ_COMPRESSOR_INIT; id "none" = compressor null. */
+	const nz_compressor *compressor;
+	/** JSON list of extra numcodecs filter configs (e.g. shuffle, zlib)
+	 *  applied before the compressor; NULL = none. */
+	const char *filters_json;
+	nz_object_codec object_codec; /**< required for dtype "|O" */
+	char dimension_separator;     /**< '.' (default when 0) or '/' */
+	/** 1 = a chunk whose every element equals the fill value is not stored
+	 *  (zarr's write_empty_chunks=False); 0 = every chunk is stored. */
+	int skip_empty_chunks;
+} nz_array_opts;
+
+#define NZ_ARRAY_OPTS_VERSION 1
+#define NZ_ARRAY_OPTS_INIT { NZ_ARRAY_OPTS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, NZ_OBJECT_NONE, 0, 0 }
+
+typedef struct nz_array nz_array;
+
+/** Create the group at `path` ("" = root) and any missing parent groups.
+ *  An existing group is kept. */
+NZ_EXTERN int nz_group_create(nz_store *store, const char *path);
+
+/** 1 if `path` is a group, 0 if not, negative on error. */
+NZ_EXTERN int nz_group_exists(nz_store *store, const char *path);
+
+/** Write `json_object` (JSON text of an object) as the .zattrs of the group or
+ *  array at `path`, replacing any. It is re-serialised in zarr's style. */
+NZ_EXTERN int nz_attrs_write(nz_store *store, const char *path, const char *json_object);
+
+/** Read the .zattrs at `path` as compact JSON text; "{}" when absent. */
+NZ_EXTERN int nz_attrs_read(char **out, nz_store *store, const char *path);
+
+/** Create an array (parents created as groups); writes .zarray. */
+NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
+			      const nz_array_opts *opts);
+
+/** Open an existing array and validate its .zarray. */
+NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
+
+NZ_EXTERN void nz_array_free(nz_array *array);
+
+NZ_EXTERN int nz_array_ndim(const nz_array *array);
+NZ_EXTERN const uint64_t *nz_array_shape(const nz_array *array);
+NZ_EXTERN const uint64_t *nz_array_chunks(const nz_array *array);
+/** Bytes per element in memory (object arrays: 0). */
+NZ_EXTERN size_t nz_array_itemsize(const nz_array *array);
+/** The dtype string as in .zarray (structured dtypes as compact JSON). */
+NZ_EXTERN const char *nz_array_dtype(const nz_array *array);
+NZ_EXTERN nz_object_codec nz_array_object_codec(const nz_array *array);
+/** Number of chunks along each dimension (ceil(shape/chunks); 0 if shape is 0). */
+NZ_EXTERN int nz_array_chunk_grid(const nz_array *array, uint64_t *grid);
+/** Total number of chunks (1 for a 0-d array, 0 for an empty one). */
+NZ_EXTERN uint64_t nz_array_nchunks(const nz_array *array);
+/** Bytes of one full chunk in memory (product of chunks x itemsize). */
+NZ_EXTERN size_t nz_array_chunk_nbytes(const nz_array *array);
+/** The store key of a chunk, e.g. "data/3.0" (caller frees with nz_free). */
+NZ_EXTERN int nz_array_chunk_key(char **out, const nz_array *array, const uint64_t *chunk_index);
+
+/** Per-thread reusable buffers for encoding/decoding. Optional (NULL = the
+ *  call allocates its own). One scratch must not be used by two threads at
+ *  once; give each worker its own. */
+typedef struct nz_scratch nz_scratch;
+NZ_EXTERN int nz_scratch_new(nz_scratch **out);
+NZ_EXTERN void nz_scratch_free(nz_scratch *scratch);
+
+/** Write one chunk of a fixed-size dtype: `data` holds a full chunk in C
+ *  order (nz_array_chunk_nbytes bytes, little-endian as the dtype says);
+ *  elements beyond the array's edge must already hold the fill value. The
+ *  chunk is encoded with the array's filters and compressor and stored
+ *  atomically. Thread-safe for distinct chunks. */
+NZ_EXTERN int nz_array_write_chunk(nz_array *array, nz_scratch *scratch,
+				   const uint64_t *chunk_index, const void *data, size_t len);
+
+/** Write one chunk of an object array: `count` elements (a full chunk, C
+ *  order); element i is items[i] of lens[i] bytes (UTF-8 text, bytes, or JSON
+ *  text per the array's object codec). */
+NZ_EXTERN int nz_array_write_chunk_vlen(nz_array *array, nz_scratch *scratch,
+					const uint64_t *chunk_index, const char *const *items,
+					const size_t *lens, size_t count);
+
+/** Read one chunk of a fixed-size dtype into `out` (len = chunk bytes). A
+ *  missing chunk reads as the fill value. */
+NZ_EXTERN int nz_array_read_chunk(nz_array *array, nz_scratch *scratch,
+				  const uint64_t *chunk_index, void *out, size_t len);
+
+/** Elements of an object-array chunk: items[i] points into one buffer owned by
+ *  the struct; free with nz_vlen_free. Missing chunk: every element empty. */
+typedef struct nz_vlen {
+	size_t count;
+	char **items;  /**< NUL-terminated for convenience; lens[i] excludes it */
+	size_t *lens;
+} nz_vlen;
+NZ_EXTERN int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *array, const uint64_t *chunk_index);
+NZ_EXTERN void nz_vlen_free(nz_vlen *v);
+
+/** Read a hyperslab [start, start+count) of a fixed-size array into a dense
+ *  C-order buffer `out` of prod(count) x itemsize bytes. */
+NZ_EXTERN int nz_array_read_region(nz_array *array, const uint64_t *start,
+				   const uint64_t *count, void *out, size_t len);
+
+/** Write a whole fixed-size array from a dense C-order buffer, chunk by chunk,
+ *  serially (padding edge chunks with the fill value). For small arrays and
+ *  tests; large data goes through the engine. */
+NZ_EXTERN int nz_array_write_all(nz_array *array, const void *data, size_t len);
+
+/** Write a whole object array (prod(shape) elements, C order). */
+NZ_EXTERN int nz_array_write_all_vlen(nz_array *array, const char *const *items,
+				      const size_t *lens, size_t count);
+
+/** Write .zmetadata covering every .zgroup/.zarray/.zattrs in the store, as
+ *  zarr.consolidate_metadata does. Call it last. */
+NZ_EXTERN int nz_consolidate(nz_store *store);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install everything nwbzarr needs to build, test and benchmark on Debian 12.
+# Idempotent; skips apt when every package is already installed.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
+      libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libjansson-dev libhdf5-dev
+      python3 python3-numpy python3-zarr python3-numcodecs python3-h5py
+      openmpi-bin libopenmpi-dev time)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The README's test command: install, build (warnings are errors), run every
+# test; then the sanitizer builds: ASan+UBSan over the whole suite and TSan
+# over the parallel tests. Set NZ_QUICK=1 to skip the sanitizer builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc)
+
+build() { # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DNZ_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs" >/dev/null
+}
+
+echo "== release build + all tests"
+build build
+(cd build && ctest --output-on-failure -j "$jobs")
+
+if [ "${NZ_QUICK:-0}" != 1 ]; then
+  echo "== ASan + UBSan build + all tests"
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DNZ_SANITIZE="address;undefined"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE slow)
+  echo "== TSan build + parallel tests"
+  build build-tsan -DCMAKE_BUILD_TYPE=Debug -DNZ_SANITIZE=thread
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L parallel)
+fi

@@ -1,0 +1,41 @@
+/* Internal: bytes-to-bytes codecs compatible with numcodecs 0.11
+ * (blosc, zstd, lz4, zlib, gzip, shuffle). Object codecs (vlen-utf8,
+ * vlen-bytes, json2) turn elements into bytes and live in the zarr layer.
+ *
+ * An nz_codec is an immutable parsed configuration: safe to share between
+ * threads. Encode/decode create whatever per-call context the library needs
+ * (blosc_compress_ctx with one internal thread), so they are thread-safe. */
+#ifndef NZ_CODEC_CODEC_H
+#define NZ_CODEC_CODEC_H
+
+#include <jansson.h>
+
+#include "nwbzarr/zarr.h"
+#include "util/buf.h"
+
+typedef struct nz_codec nz_codec;
+
+/** Parse a numcodecs config object ({"id": "blosc", ...}). Unknown ids give
+ *  NZ_EUNSUPPORTED, bad parameters NZ_EFORMAT, both with a message. */
+int nz__codec_from_json(nz_codec **out, const json_t *config);
+
+/** Build from the public compressor choice; id "none" gives *out = NULL. */
+int nz__codec_from_compressor(nz_codec **out, const nz_compressor *c);
+
+/** The config as zarr-python writes it into .zarray (new reference). */
+int nz__codec_to_json(json_t **out, const nz_codec *codec);
+
+void nz__codec_free(nz_codec *codec);
+const char *nz__codec_id(const nz_codec *codec);
+
+/** Encode srclen bytes (elements of `itemsize` bytes, used by blosc's
+ *  typesize and ignored elsewhere) into dst, replacing dst's contents. */
+int nz__codec_encode(const nz_codec *codec, const void *src, size_t srclen, size_t itemsize,
+		     nz_buf *dst);
+
+/** Decode into dst, replacing its contents. `expected` is the decoded size
+ *  when known (0 = unknown); a different size is NZ_EFORMAT. */
+int nz__codec_decode(const nz_codec *codec, const void *src, size_t srclen, size_t expected,
+		     nz_buf *dst);
+
+#endif

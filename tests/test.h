@@ -1,0 +1,82 @@
+/* A minimal test harness: plain C executables run by ctest. A failed check
+ * prints file:line, the expression and the library's last error, then exits
+ * 1. Typed EQ macros print both values. */
+#ifndef NZ_TEST_H
+#define NZ_TEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nwbzarr.h"
+
+#define NZ__FAIL(...)                                                                     \
+	do {                                                                              \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                           \
+		fprintf(stderr, __VA_ARGS__);                                             \
+		fprintf(stderr, "\n  last error: [%d] %s\n", nz_error_last()->code,        \
+			nz_error_last()->message);                                        \
+		exit(1);                                                                  \
+	} while (0)
+
+#define ASSERT(c)                                                                         \
+	do {                                                                              \
+		if (!(c))                                                                 \
+			NZ__FAIL("assertion failed: %s", #c);                             \
+	} while (0)
+
+/** The call must return 0. */
+#define ASSERT_OK(call)                                                                   \
+	do {                                                                              \
+		int nz__rc = (call);                                                      \
+		if (nz__rc != 0)                                                          \
+			NZ__FAIL("%s returned %d", #call, nz__rc);                        \
+	} while (0)
+
+/** The call must fail with `code`, leaving a non-empty message. */
+#define ASSERT_ERR(code, call)                                                            \
+	do {                                                                              \
+		int nz__rc = (call);                                                      \
+		if (nz__rc != (code))                                                     \
+			NZ__FAIL("%s returned %d, expected %d", #call, nz__rc, (int)(code)); \
+		if (nz_error_last()->message[0] == '\0')                                  \
+			NZ__FAIL("%s failed without an error message", #call);            \
+	} while (0)
+
+#define ASSERT_EQ_INT(a, b)                                                               \
+	do {                                                                              \
+		long long nz__a = (long long)(a), nz__b = (long long)(b);                 \
+		if (nz__a != nz__b)                                                       \
+			NZ__FAIL("%s == %s: %lld != %lld", #a, #b, nz__a, nz__b);         \
+	} while (0)
+
+#define ASSERT_EQ_U64(a, b)                                                               \
+	do {                                                                              \
+		uint64_t nz__a = (uint64_t)(a), nz__b = (uint64_t)(b);                    \
+		if (nz__a != nz__b)                                                       \
+			NZ__FAIL("%s == %s: %" PRIu64 " != %" PRIu64, #a, #b, nz__a, nz__b); \
+	} while (0)
+
+#define ASSERT_EQ_STR(a, b)                                                               \
+	do {                                                                              \
+		const char *nz__a = (a), *nz__b = (b);                                    \
+		if (!nz__a || !nz__b || strcmp(nz__a, nz__b) != 0)                        \
+			NZ__FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, nz__a ? nz__a : "(null)", \
+				 nz__b ? nz__b : "(null)");                                \
+	} while (0)
+
+#define ASSERT_CONTAINS(hay, needle)                                                      \
+	do {                                                                              \
+		const char *nz__h = (hay), *nz__n = (needle);                             \
+		if (!nz__h || !strstr(nz__h, nz__n))                                      \
+			NZ__FAIL("\"%s\" does not contain \"%s\"", nz__h ? nz__h : "(null)", nz__n); \
+	} while (0)
+
+#define ASSERT_MEM_EQ(a, b, n)                                                            \
+	do {                                                                              \
+		if (memcmp((a), (b), (n)) != 0)                                           \
+			NZ__FAIL("memory differs: %s vs %s (%zu bytes)", #a, #b, (size_t)(n)); \
+	} while (0)
+
+#endif
