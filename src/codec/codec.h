@@ -4,7 +4,22 @@
  *
  * An nz_codec is an immutable parsed configuration: safe to share between
  * threads. Encode/decode create whatever per-call context the library needs
- * (blosc_compress_ctx with one internal thread), so they are thread-safe. */
+ * (blosc_compress_ctx with one internal thread), so they are thread-safe.
+ *
+ * Output is byte-identical to numcodecs 0.11 with the same system libraries
+ * (blosc, zstd, lz4, zlib, shuffle; gzip too except that we write mtime 0),
+ * checked by tests/codec/interop_numcodecs.py. Details that matter:
+ * - blosc shuffle -1 is numcodecs' AUTOSHUFFLE: bit shuffle when itemsize
+ *   is 1, else byte shuffle; the config keeps -1. cname must be one of
+ *   blosclz, lz4, lz4hc, snappy, zlib, zstd and built into c-blosc.
+ * - zstd encodes with level clamped to 1..max like numcodecs (the config
+ *   keeps the given level); "checksum" is accepted on read, never written.
+ * - lz4 from nz_compressor always uses acceleration 1 (clevel is ignored).
+ * - numcodecs 0.11 cannot decode 0-byte blosc/zstd/lz4 buffers (even its
+ *   own); we can, but zarr never stores an empty chunk anyway.
+ * - Decoding hostile input returns NZ_ECODEC/NZ_EFORMAT, never crashes.
+ *   Without `expected`, a blosc header's size is trusted for allocation
+ *   (as numcodecs does); lz4/zstd/zlib/gzip claims are bounded. */
 #ifndef NZ_CODEC_CODEC_H
 #define NZ_CODEC_CODEC_H
 
@@ -29,7 +44,9 @@ void nz__codec_free(nz_codec *codec);
 const char *nz__codec_id(const nz_codec *codec);
 
 /** Encode srclen bytes (elements of `itemsize` bytes, used by blosc's
- *  typesize and ignored elsewhere) into dst, replacing dst's contents. */
+ *  typesize and ignored elsewhere) into dst, replacing dst's contents.
+ *  src must not point into dst. shuffle needs srclen to be a multiple of
+ *  its elementsize (NZ_EFORMAT); blosc and lz4 take at most ~2 GiB. */
 int nz__codec_encode(const nz_codec *codec, const void *src, size_t srclen, size_t itemsize,
 		     nz_buf *dst);
 

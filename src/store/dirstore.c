@@ -1,0 +1,387 @@
+/* The directory store: key "a/b/c" is the file <root>/a/b/c.
+ *
+ * put writes a temporary file next to the target and renames it over the
+ * target, so a reader (or a crash) sees the old value, no value, or the
+ * whole new value. Temporary names carry the pid and a process-wide atomic
+ * counter, so threads and processes (MPI ranks) never collide; list skips
+ * them. The only shared mutable state is that counter. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "store/store_impl.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+/* Marker inside temporary names: ".<base>.nztmp.<pid>.<n>". */
+#define TMP_MARK ".nztmp."
+
+typedef struct dirstore {
+	char *root;
+	unsigned int flags;
+} dirstore;
+
+static atomic_ulong tmp_counter;
+
+static char *join(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *p = nz__malloc(na + nb + 2);
+	if (!p) {
+		nz__error_set(NZ_ENOMEM, "out of memory joining '%s' and '%s'", a, b);
+		return NULL;
+	}
+	memcpy(p, a, na);
+	p[na] = '/';
+	memcpy(p + na + 1, b, nb + 1);
+	return p;
+}
+
+/* mkdir -p of `path` up to (not including) its last '/'-component when
+ * `parent_only`, else all of it. Safe against threads creating the same
+ * folders: EEXIST is success. */
+static int mkdirs(char *path, int parent_only)
+{
+	char *p = path + 1;
+	char *last = parent_only ? strrchr(path, '/') : NULL;
+	if (parent_only && !last)
+		return 0;
+	for (;; p++) {
+		int end = (*p == '\0') || (last && p == last);
+		if (*p != '/' && !end)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			int e = errno;
+			int code = nz__error_errno(e, "cannot create directory", path);
+			*p = saved;
+			return code;
+		}
+		*p = saved;
+		if (end)
+			return 0;
+	}
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len, const char *path)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return nz__error_errno(errno, "cannot write", path);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_dir(const char *file)
+{
+	int err = 0, fd;
+	char *dir = nz__strdup(file);
+	char *slash;
+	if (!dir)
+		return nz__error_set(NZ_ENOMEM, "out of memory syncing '%s'", file);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0)
+		err = nz__error_errno(errno, "cannot sync directory", dir);
+	if (fd >= 0)
+		close(fd);
+	nz__free(dir);
+	return err;
+}
+
+static int open_tmp(int *fd, char **tmp_out, char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = (size_t)(slash - path);
+	size_t n = strlen(path) + 64;
+	char *tmp = nz__malloc(n);
+	if (!tmp)
+		return nz__error_set(NZ_ENOMEM, "out of memory writing '%s'", path);
+	snprintf(tmp, n, "%.*s/.%s" TMP_MARK "%ld.%lu", (int)dirlen, path, slash + 1,
+		 (long)getpid(), (unsigned long)atomic_fetch_add(&tmp_counter, 1));
+	*fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (*fd < 0 && errno == ENOENT) {
+		int err = mkdirs(path, 1);
+		if (err < 0) {
+			nz__free(tmp);
+			return err;
+		}
+		*fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	}
+	if (*fd < 0) {
+		int err = nz__error_errno(errno, "cannot create", tmp);
+		nz__free(tmp);
+		return err;
+	}
+	*tmp_out = tmp;
+	return 0;
+}
+
+static int ds_put(void *ctx, const char *key, const void *data, size_t len)
+{
+	dirstore *ds = ctx;
+	int err = 0, fd = -1;
+	char *path = NULL, *tmp = NULL;
+	if (!(ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
+		return nz__error_set(NZ_EINVAL, "cannot write key '%s': store '%s' is read-only",
+				     key, ds->root);
+	if (!(path = join(ds->root, key)))
+		return NZ_ENOMEM;
+	if ((err = open_tmp(&fd, &tmp, path)) < 0)
+		goto done;
+	if ((err = write_all(fd, data, len, tmp)) < 0)
+		goto done;
+	if ((ds->flags & NZ_STORE_FSYNC) && fsync(fd) != 0) {
+		err = nz__error_errno(errno, "cannot sync", tmp);
+		goto done;
+	}
+	/* close can report a deferred write error (NFS, quota). */
+	if (close(fd) != 0) {
+		fd = -1;
+		err = nz__error_errno(errno, "cannot close", tmp);
+		goto done;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		err = nz__error_errno(errno, "cannot rename onto", path);
+		goto done;
+	}
+	nz__free(tmp);
+	tmp = NULL;
+	if (ds->flags & NZ_STORE_FSYNC)
+		err = fsync_dir(path);
+done:
+	if (fd >= 0)
+		close(fd);
+	if (tmp) {
+		unlink(tmp);
+		nz__free(tmp);
+	}
+	nz__free(path);
+	return err;
+}
+
+static int ds_get(void *ctx, const char *key, void **out, size_t *len)
+{
+	dirstore *ds = ctx;
+	int err = 0, fd = -1;
+	char *path = NULL;
+	nz_buf b = {0};
+	struct stat st;
+	if (!(path = join(ds->root, key)))
+		return NZ_ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		err = errno == ENOENT || errno == ENOTDIR
+			      ? nz__error_set(NZ_ENOTFOUND, "key '%s' not found in '%s'", key, ds->root)
+			      : nz__error_errno(errno, "cannot read", path);
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = nz__error_set(NZ_ENOTFOUND, "key '%s' in '%s' is not a file", key, ds->root);
+		goto done;
+	}
+	/* st_size is a hint: read until EOF in case the file grows or shrinks. */
+	if ((err = nz__buf_reserve(&b, (size_t)st.st_size + 1)) < 0)
+		goto done;
+	for (;;) {
+		ssize_t n;
+		if (b.len == b.cap && (err = nz__buf_reserve(&b, b.cap * 2)) < 0)
+			goto done;
+		n = read(fd, b.data + b.len, b.cap - b.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = nz__error_errno(errno, "cannot read", path);
+			goto done;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+	}
+	*out = b.data;
+	*len = b.len;
+	b.data = NULL;
+done:
+	if (fd >= 0)
+		close(fd);
+	nz__buf_free(&b);
+	nz__free(path);
+	return err;
+}
+
+static int ds_exists(void *ctx, const char *key)
+{
+	dirstore *ds = ctx;
+	struct stat st;
+	int rc;
+	char *path = join(ds->root, key);
+	if (!path)
+		return NZ_ENOMEM;
+	if (stat(path, &st) == 0)
+		rc = S_ISREG(st.st_mode) ? 1 : 0;
+	else if (errno == ENOENT || errno == ENOTDIR)
+		rc = 0;
+	else
+		rc = nz__error_errno(errno, "cannot stat", path);
+	nz__free(path);
+	return rc;
+}
+
+static int ds_remove(void *ctx, const char *key)
+{
+	dirstore *ds = ctx;
+	int err = 0;
+	char *path = join(ds->root, key);
+	if (!path)
+		return NZ_ENOMEM;
+	if (unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR)
+		err = nz__error_errno(errno, "cannot remove", path);
+	nz__free(path);
+	return err;
+}
+
+/* Recursive walk: `rel` holds the key of the current folder (no trailing
+ * '/'); entries are appended to it and truncated back afterwards. */
+static int walk(const dirstore *ds, nz_buf *rel, nz_store_list_cb cb, void *payload)
+{
+	int err = 0;
+	size_t base = rel->len;
+	char *dirpath = NULL;
+	DIR *d = NULL;
+	struct dirent *e;
+	if (!(dirpath = join(ds->root, base ? (const char *)rel->data : ".")))
+		return NZ_ENOMEM;
+	if (!(d = opendir(dirpath))) {
+		err = errno == ENOENT ? 0 : nz__error_errno(errno, "cannot list", dirpath);
+		goto done;
+	}
+	while ((errno = 0, e = readdir(d)) != NULL) {
+		struct stat st;
+		size_t n = strlen(e->d_name);
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    (e->d_name[0] == '.' && strstr(e->d_name, TMP_MARK)))
+			continue;
+		rel->len = base;
+		if ((base && (err = nz__buf_append(rel, "/", 1)) < 0) ||
+		    (err = nz__buf_append(rel, e->d_name, n + 1)) < 0)
+			goto done;
+		rel->len--; /* keep the NUL but not in len */
+		if (fstatat(dirfd(d), e->d_name, &st, 0) != 0)
+			continue; /* vanished (removed concurrently) */
+		if (S_ISDIR(st.st_mode))
+			err = walk(ds, rel, cb, payload);
+		else if (S_ISREG(st.st_mode))
+			err = cb((const char *)rel->data, payload);
+		if (err != 0)
+			goto done;
+	}
+	if (errno != 0)
+		err = nz__error_errno(errno, "cannot list", dirpath);
+done:
+	rel->len = base;
+	if (rel->data)
+		rel->data[base] = '\0';
+	if (d)
+		closedir(d);
+	nz__free(dirpath);
+	return err;
+}
+
+static int ds_list(void *ctx, const char *prefix, nz_store_list_cb cb, void *payload)
+{
+	int err, isfile;
+	nz_buf rel = {0};
+	if ((err = nz__buf_append(&rel, prefix, strlen(prefix) + 1)) < 0)
+		return err;
+	rel.len--;
+	/* A prefix that names a file lists that one key. */
+	isfile = rel.len ? ds_exists(ctx, prefix) : 0;
+	if (isfile < 0)
+		err = isfile;
+	else if (isfile)
+		err = cb(prefix, payload);
+	else
+		err = walk(ctx, &rel, cb, payload);
+	nz__buf_free(&rel);
+	return err;
+}
+
+static int ds_sync(void *ctx)
+{
+	dirstore *ds = ctx;
+	/* With NZ_STORE_FSYNC every put is already durable; otherwise flush all
+	 * dirty data (POSIX has no portable per-filesystem sync). */
+	if (!(ds->flags & NZ_STORE_FSYNC) && (ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
+		sync();
+	return 0;
+}
+
+static const char *ds_describe(void *ctx)
+{
+	return ((dirstore *)ctx)->root;
+}
+
+static void ds_free(void *ctx)
+{
+	dirstore *ds = ctx;
+	if (!ds)
+		return;
+	nz__free(ds->root);
+	nz__free(ds);
+}
+
+static const nz_store_ops dir_ops = {NZ_STORE_OPS_VERSION, ds_put, ds_get, ds_exists, ds_remove,
+				     ds_list, ds_sync, ds_describe, ds_free};
+
+int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags)
+{
+	int err = 0;
+	size_t n;
+	struct stat st;
+	dirstore *ds = NULL;
+	if (!out || !path || !path[0])
+		return nz__error_set(NZ_EINVAL, "nz_store_open_dir: NULL or empty path");
+	*out = NULL;
+	if (!(ds = nz__calloc(1, sizeof *ds)) || !(ds->root = nz__strdup(path))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory opening store '%s'", path);
+		goto done;
+	}
+	ds->flags = flags;
+	/* Drop trailing slashes so joined paths and messages read cleanly. */
+	n = strlen(ds->root);
+	while (n > 1 && ds->root[n - 1] == '/')
+		ds->root[--n] = '\0';
+	if ((flags & NZ_STORE_CREATE) && (err = mkdirs(ds->root, 0)) < 0)
+		goto done;
+	if (stat(ds->root, &st) != 0) {
+		err = nz__error_errno(errno, "cannot open store", ds->root);
+		goto done;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		err = nz__error_set(NZ_EINVAL, "store '%s' is not a directory", ds->root);
+		goto done;
+	}
+	if ((err = nz_store_new(out, &dir_ops, ds)) < 0)
+		goto done;
+	ds = NULL;
+done:
+	ds_free(ds);
+	return err;
+}

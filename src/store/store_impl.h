@@ -1,0 +1,12 @@
+/* Internal: helpers shared by the store front end and its backends. */
+#ifndef NZ_STORE_STORE_IMPL_H
+#define NZ_STORE_STORE_IMPL_H
+
+#include "nwbzarr/store.h"
+
+/** 0 if `key` is a valid relative key ('/'-separated, no empty, "." or ".."
+ *  segment, not absolute); NZ_EINVAL with a message naming it otherwise.
+ *  allow_empty accepts "" (the root, for listing prefixes). */
+int nz__store_check_key(const char *key, int allow_empty);
+
+#endif
