@@ -86,11 +86,20 @@ NZ_EXTERN int nz_attrs_write(nz_store *store, const char *path, const char *json
 /** Read the .zattrs at `path` as compact JSON text; "{}" when absent. */
 NZ_EXTERN int nz_attrs_read(char **out, nz_store *store, const char *path);
 
-/** Create an array (parents created as groups); writes .zarray. */
+/** Create an array (parents created as groups); writes .zarray, replacing
+ *  any. The array borrows `store`, which must outlive it. As zarr-python
+ *  does, a 0-d array is stored without a compressor. Errors: NZ_EINVAL for
+ *  bad options, NZ_EFORMAT/NZ_EUNSUPPORTED for a dtype, fill value or codec
+ *  that .zarray could not hold (json2 needs ndim >= 1), NZ_EEXISTS when a
+ *  parent path is an array. See docs/format.md for what is written. */
 NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
 			      const nz_array_opts *opts);
 
-/** Open an existing array and validate its .zarray. */
+/** Open an existing array and validate its .zarray (borrows `store`).
+ *  NZ_ENOTFOUND when there is no .zarray; NZ_EFORMAT naming the key for
+ *  malformed metadata; NZ_EUNSUPPORTED for order 'F', zarr_format != 2,
+ *  unknown codecs (incl. pickle) and dtypes. Big-endian ('>') arrays open;
+ *  their chunks are returned in the stored byte order. */
 NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
 NZ_EXTERN void nz_array_free(nz_array *array);
@@ -103,6 +112,11 @@ NZ_EXTERN size_t nz_array_itemsize(const nz_array *array);
 /** The dtype string as in .zarray (structured dtypes as compact JSON). */
 NZ_EXTERN const char *nz_array_dtype(const nz_array *array);
 NZ_EXTERN nz_object_codec nz_array_object_codec(const nz_array *array);
+/** The fill value as one element of itemsize bytes (zeros for fill_value
+ *  null); NULL for object arrays. Owned by the array. */
+NZ_EXTERN const void *nz_array_fill_value(const nz_array *array);
+/** The array's path in its store ("" for the root, no leading '/'). */
+NZ_EXTERN const char *nz_array_path(const nz_array *array);
 /** Number of chunks along each dimension (ceil(shape/chunks); 0 if shape is 0). */
 NZ_EXTERN int nz_array_chunk_grid(const nz_array *array, uint64_t *grid);
 /** Total number of chunks (1 for a 0-d array, 0 for an empty one). */

@@ -1,0 +1,159 @@
+/* Groups, attributes and consolidated metadata, written as zarr-python 2.13
+ * writes them (json_dumps: indent 4, sorted keys, ASCII). */
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "zarr/zarr_impl.h"
+
+/* Make one group (not its parents); keep an existing one, refuse to turn an
+ * array into a group. */
+static int group_one(nz_store *store, const char *path)
+{
+	char *gkey = NULL, *akey = NULL;
+	json_t *doc = NULL;
+	int err;
+	if ((err = nz__zarr_key(&gkey, path, ".zgroup")) < 0 || (err = nz__zarr_key(&akey, path, ".zarray")) < 0)
+		goto done;
+	if ((err = nz_store_exists(store, gkey)) != 0)
+		goto done; /* 1 = exists: nothing to do (err reset below) */
+	if ((err = nz_store_exists(store, akey)) < 0)
+		goto done;
+	if (err == 1) {
+		err = nz__error_set(NZ_EEXISTS, "cannot create group '%s': an array is there", path);
+		goto done;
+	}
+	if (!(doc = json_pack("{s:i}", "zarr_format", 2))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory creating group '%s'", path);
+		goto done;
+	}
+	err = nz__zarr_put_doc(store, gkey, doc);
+done:
+	json_decref(doc);
+	nz__free(gkey);
+	nz__free(akey);
+	return err < 0 ? err : 0;
+}
+
+int nz_group_create(nz_store *store, const char *path)
+{
+	char *p = NULL;
+	size_t i, n;
+	int err;
+	nz__alloc_init();
+	if ((err = nz__zarr_norm_path(&p, path)) < 0)
+		return err;
+	n = strlen(p);
+	/* Root first, then each prefix ending before a '/', then the path. */
+	for (i = 0; i <= n && err == 0; i++) {
+		if (i == 0 || i == n || p[i] == '/') {
+			char c = p[i];
+			p[i] = '\0';
+			err = group_one(store, p);
+			p[i] = c;
+		}
+	}
+	nz__free(p);
+	return err;
+}
+
+int nz_group_exists(nz_store *store, const char *path)
+{
+	char *p = NULL, *key = NULL;
+	int err;
+	if ((err = nz__zarr_path_key(&p, &key, path, ".zgroup")) == 0)
+		err = nz_store_exists(store, key);
+	nz__free(p);
+	nz__free(key);
+	return err;
+}
+
+int nz_attrs_write(nz_store *store, const char *path, const char *json_object)
+{
+	char *p = NULL, *key = NULL;
+	json_t *doc = NULL;
+	int err;
+	nz__alloc_init();
+	if ((err = nz__zarr_path_key(&p, &key, path, ".zattrs")) < 0)
+		return err;
+	if (!json_object)
+		err = nz__error_set(NZ_EINVAL, "%s: no attributes JSON given", key);
+	else if ((err = nz__json_parse(&doc, json_object, strlen(json_object), key, 0)) == 0 && !json_is_object(doc))
+		err = nz__error_set(NZ_EINVAL, "%s: attributes must be a JSON object, not %s", key,
+				    nz__json_type_name(doc));
+	if (err == 0)
+		err = nz__zarr_put_doc(store, key, doc);
+	json_decref(doc);
+	nz__free(p);
+	nz__free(key);
+	return err;
+}
+
+int nz_attrs_read(char **out, nz_store *store, const char *path)
+{
+	char *p = NULL, *key = NULL;
+	json_t *doc = NULL;
+	int err;
+	*out = NULL;
+	nz__alloc_init();
+	if ((err = nz__zarr_path_key(&p, &key, path, ".zattrs")) < 0)
+		return err;
+	err = nz__zarr_get_doc(&doc, store, key);
+	if (err == NZ_ENOTFOUND)
+		err = (*out = nz__strdup("{}")) ? 0 : nz__error_set(NZ_ENOMEM, "out of memory reading %s", key);
+	else if (err == 0 && !json_is_object(doc))
+		err = nz__error_set(NZ_EFORMAT, "%s: expected a JSON object, not %s", key, nz__json_type_name(doc));
+	else if (err == 0)
+		err = nz__json_dumps(out, doc, NZ_JSON_COMPACT);
+	json_decref(doc);
+	nz__free(p);
+	nz__free(key);
+	return err;
+}
+
+typedef struct consolidate_ctx {
+	nz_store *store;
+	json_t *metadata;
+} consolidate_ctx;
+
+static int is_meta_key(const char *key)
+{
+	const char *base = strrchr(key, '/');
+	base = base ? base + 1 : key;
+	return strcmp(base, ".zarray") == 0 || strcmp(base, ".zgroup") == 0 || strcmp(base, ".zattrs") == 0;
+}
+
+static int consolidate_one(const char *key, void *payload)
+{
+	consolidate_ctx *ctx = payload;
+	json_t *doc = NULL;
+	int err;
+	if (!is_meta_key(key))
+		return 0;
+	if ((err = nz__zarr_get_doc(&doc, ctx->store, key)) < 0)
+		return err;
+	if (json_object_set_new(ctx->metadata, key, doc) < 0)
+		return nz__error_set(NZ_ENOMEM, "out of memory consolidating %s", key);
+	return 0;
+}
+
+int nz_consolidate(nz_store *store)
+{
+	consolidate_ctx ctx = { store, NULL };
+	json_t *doc = NULL;
+	int err;
+	nz__alloc_init();
+	if (!(ctx.metadata = json_object()) ||
+	    !(doc = json_pack("{s:O,s:i}", "metadata", ctx.metadata, "zarr_consolidated_format", 1))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory consolidating metadata");
+		goto done;
+	}
+	if ((err = nz_store_list(store, "", consolidate_one, &ctx)) < 0 ||
+	    (err = nz__zarr_put_doc(store, ".zmetadata", doc)) < 0)
+		nz__error_wrap("consolidating metadata of %s", nz_store_describe(store));
+done:
+	json_decref(ctx.metadata);
+	json_decref(doc);
+	return err;
+}
