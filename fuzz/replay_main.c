@@ -1,7 +1,12 @@
 /* Replays a fuzz target's corpus: every file below the given folders (or the
  * given files) is passed once to LLVMFuzzerTestOneInput. A crash or sanitizer
  * report fails the ctest test; an empty corpus is an error, so a test that
- * silently checks nothing cannot pass. */
+ * silently checks nothing cannot pass.
+ *
+ * Each input is copied into a buffer of exactly its size, as libFuzzer does,
+ * so AddressSanitizer catches a parser reading one byte past its input (a
+ * spare byte would hide that). The path is printed before it runs, so the
+ * last path in a failed test's output is the input that broke it. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,13 +31,15 @@ static int replay_file(const char *path)
 		fclose(f);
 		return -1;
 	}
-	buf = malloc((size_t)n + 1);
+	buf = malloc(n ? (size_t)n : 1);
 	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
 		free(buf);
 		fclose(f);
 		return -1;
 	}
 	fclose(f);
+	printf("%s\n", path);
+	fflush(stdout);
 	LLVMFuzzerTestOneInput(buf, (size_t)n);
 	free(buf);
 	replayed++;
@@ -42,27 +49,28 @@ static int replay_file(const char *path)
 static int replay_path(const char *path)
 {
 	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
+	struct dirent **list = NULL;
+	int n, rc = 0;
 	if (stat(path, &st) != 0) {
 		perror(path);
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode))
 		return replay_file(path);
-	if (!(d = opendir(path))) {
+	/* Sorted, so every run replays in the same order. */
+	if ((n = scandir(path, &list, NULL, alphasort)) < 0) {
 		perror(path);
 		return -1;
 	}
-	while (rc == 0 && (e = readdir(d))) {
+	for (int i = 0; i < n; i++) {
 		char child[4096];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-		rc = replay_path(child);
+		if (rc == 0 && list[i]->d_name[0] != '.') {
+			snprintf(child, sizeof child, "%s/%s", path, list[i]->d_name);
+			rc = replay_path(child);
+		}
+		free(list[i]);
 	}
-	closedir(d);
+	free(list);
 	return rc;
 }
 

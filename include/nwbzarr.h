@@ -6,5 +6,8 @@
 #include "nwbzarr/common.h"
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
+#include "nwbzarr/engine.h"
+#include "nwbzarr/nwb.h"
+#include "nwbzarr/export.h"
 
 #endif

@@ -63,6 +63,14 @@ NZ_EXTERN int nz_store_open_dir(nz_store **out, const char *path, unsigned int f
  *  by nz_store_free); on failure the caller still owns ctx. */
 NZ_EXTERN int nz_store_new(nz_store **out, const nz_store_ops *ops, void *ctx);
 
+/** Open an empty store that keeps keys and values in memory (for tests,
+ *  fuzzing and small temporary hierarchies). Thread-safe: every operation
+ *  takes the store's lock; values are copied in and out, and nz_store_list
+ *  calls its callback outside the lock (in sorted key order) on a snapshot,
+ *  so the callback may use the store. Unlike a directory, "a" and "a/b" may
+ *  both be keys. Everything is freed by nz_store_free. */
+NZ_EXTERN int nz_store_new_memory(nz_store **out);
+
 NZ_EXTERN void nz_store_free(nz_store *store);
 
 NZ_EXTERN int nz_store_put(nz_store *store, const char *key, const void *data, size_t len);

@@ -1,0 +1,112 @@
+/* nwbzarr: export an NWB HDF5 file to NWB Zarr (hdmf-zarr's layout), in
+ * parallel, and verify that two NWB files (HDF5 or Zarr) hold the same
+ * content.
+ *
+ * Export walks the whole HDF5 file: groups, datasets, attributes, soft and
+ * external links, object references (in datasets, attributes and compound
+ * fields), strings (fixed/variable, ASCII/UTF-8), compounds, enums and
+ * booleans, scalars, empty datasets and the cached /specifications, and
+ * writes each in hdmf-zarr's conventions (docs/format.md, "Export from
+ * HDF5"). Object ids and attributes are kept exactly. Anything it cannot
+ * represent (region references, array or opaque types, ...) makes the
+ * export fail with a message naming the object: nothing is dropped.
+ *
+ * Large datasets stream through the parallel engine (nz_write_array). libhdf5
+ * is not thread-safe, so every libhdf5 call runs under one process-wide lock;
+ * chunks filtered only by deflate/shuffle/fletcher32 are read raw under the
+ * lock and decoded by the worker threads, other filters are decoded by
+ * libhdf5 under the lock.
+ *
+ * Thread safety: the functions may be called from any thread; concurrent
+ * exports serialise their HDF5 reads on the shared lock.
+ */
+#ifndef NWBZARR_EXPORT_H
+#define NWBZARR_EXPORT_H
+
+#include <signal.h>
+
+#include "nwbzarr/common.h"
+#include "nwbzarr/engine.h"
+#include "nwbzarr/zarr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How Zarr chunks are chosen. */
+typedef enum nz_export_chunks {
+	/** HDF5 chunk shapes are kept (what hdmf-zarr does); a contiguous
+	 *  dataset becomes one chunk unless it is larger than 64 MiB, where
+	 *  AUTO's rule applies. */
+	NZ_EXPORT_CHUNKS_KEEP = 0,
+	/** Chunks of about 4 MiB: whole HDF5 chunks stacked along the first
+	 *  dimension when the source is chunked, else the shape halved along
+	 *  its largest dimension until small enough. */
+	NZ_EXPORT_CHUNKS_AUTO = 1
+} nz_export_chunks;
+
+/** What an export did. */
+typedef struct nz_export_stats {
+	uint64_t groups, datasets, links, attributes;
+	uint64_t bytes;       /**< uncompressed bytes of dataset values written */
+	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded by workers */
+	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
+	double elapsed_s;
+} nz_export_stats;
+
+typedef struct nz_export_opts {
+	unsigned int version;            /**< NZ_EXPORT_OPTS_VERSION */
+	int jobs;                        /**< worker threads; 0 = one per core */
+	const nz_compressor *compressor; /**< NULL = Blosc lz4 (hdmf-zarr's default) */
+	nz_export_chunks chunks;
+	int overwrite;                   /**< 1 = replace an existing output */
+	/** 1 = let libhdf5 decode every chunk (under the lock) instead of
+	 *  decoding raw chunks in the workers: for measuring both paths. */
+	int hdf5_decode;
+	size_t buffer_size;              /**< engine budget; 0 = its default */
+	nz_progress_cb progress;         /**< per large dataset; may be NULL */
+	void *progress_ctx;
+	const volatile sig_atomic_t *cancel_flag; /**< may be NULL */
+	nz_export_stats *stats;          /**< out; may be NULL */
+} nz_export_opts;
+
+#define NZ_EXPORT_OPTS_VERSION 1
+#define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL }
+
+/** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
+ *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless
+ *  opts->overwrite. Errors name the file and the object. */
+NZ_EXTERN int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts);
+
+/** Called once per difference found by nz_verify: `path` is the object
+ *  ("/acquisition/x/data", "/ attribute 'nwb_version'"), `what` says how it
+ *  differs. Called on the thread that called nz_verify. */
+typedef void (*nz_verify_cb)(const char *path, const char *what, void *ctx);
+
+typedef struct nz_verify_opts {
+	unsigned int version; /**< NZ_VERIFY_OPTS_VERSION */
+	int jobs;             /**< threads comparing chunks; 0 = one per core */
+	/** Bytes of values held at once over all threads (a target); 0 = 64 MiB. */
+	size_t buffer_size;
+	uint64_t max_diffs;   /**< stop reporting after this many; 0 = 1000 */
+	nz_verify_cb report;  /**< may be NULL */
+	void *report_ctx;
+} nz_verify_opts;
+
+#define NZ_VERIFY_OPTS_VERSION 1
+#define NZ_VERIFY_OPTS_INIT { NZ_VERIFY_OPTS_VERSION, 0, 0, 0, NULL, NULL }
+
+/** Compare two NWB files, each an HDF5 file or a Zarr directory store, under
+ *  hdmf-zarr's conventions (a Zarr scalar is shape [1] + zarr_dtype scalar,
+ *  zarr_link entries are links, reference dicts are their targets, strings
+ *  compare as text whatever their codec; chunking and codecs are ignored):
+ *  every group, dataset (shape, type, values), attribute, link and
+ *  reference target. Returns 0 when they match, NZ_EMISMATCH when they
+ *  differ (*ndiff differences, each reported), another negative code when
+ *  a file cannot be read. ndiff may be NULL. */
+NZ_EXTERN int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,290 @@
+/* nwbzarr: build an NWB 2.6 file stored as Zarr (hdmf-zarr conventions).
+ *
+ * An acquisition program creates a file, adds metadata objects and series,
+ * and closes it:
+ *
+ *   nz_nwb_opts o = NZ_NWB_OPTS_INIT;
+ *   o.identifier = "rec-42"; o.session_description = "...";
+ *   o.session_start_time = "2024-01-02T03:04:05-08:00";
+ *   nz_nwb *f;
+ *   nz_nwb_create(&f, "out.nwb.zarr", &o);
+ *   nz_nwb_add_device(f, "probe0", "Neuropixels 1.0", "IMEC");
+ *   nz_nwb_add_electrode_group(f, "shank0", "shank 0", "CA1", "probe0");
+ *   nz_nwb_add_electrodes(f, &electrode, 384);   // one row per channel
+ *   nz_nwb_add_electrical_series(f, &series_opts, source);  // parallel
+ *   nz_nwb_close(f);   // electrodes table, schema, .zmetadata last
+ *   nz_nwb_free(f);
+ *
+ * The file is complete only when nz_nwb_close succeeded: .zmetadata (the
+ * consolidated metadata) is written last and only then, so an interrupted
+ * or failed write leaves a directory without .zmetadata (see docs/format.md).
+ *
+ * Strings passed in are copied or written before the call returns unless a
+ * field says otherwise. Times are ISO-8601 with a time zone
+ * ("2024-01-02T03:04:05-08:00" or "...Z"); a time without one is NZ_EINVAL.
+ *
+ * Thread safety: an nz_nwb is used by one thread at a time; large series are
+ * written by the engine's workers inside nz_nwb_add_electrical_series /
+ * nz_nwb_add_timeseries. Different nz_nwb handles are independent.
+ */
+#ifndef NWBZARR_NWB_H
+#define NWBZARR_NWB_H
+
+#include <math.h> /* NAN in NZ_NWB_ELECTRODE_INIT */
+
+#include "nwbzarr/common.h"
+#include "nwbzarr/engine.h"
+#include "nwbzarr/zarr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nz_nwb nz_nwb;
+
+/** The NWB version written into the root's nwb_version attribute. */
+#define NZ_NWB_VERSION "2.6.0"
+
+/** Options of nz_nwb_create: the NWBFile's own fields and how to write. */
+typedef struct nz_nwb_opts {
+	unsigned int version; /**< NZ_NWB_OPTS_VERSION */
+	/* required */
+	const char *identifier;
+	const char *session_description;
+	const char *session_start_time;        /**< ISO-8601 with time zone */
+	/* optional (NULL / 0 = absent) */
+	const char *timestamps_reference_time; /**< NULL = session_start_time */
+	const char *file_create_date;          /**< NULL = now, local time zone */
+	const char *const *experimenter;       /**< n_experimenter names */
+	size_t n_experimenter;
+	const char *const *keywords;
+	size_t n_keywords;
+	const char *const *related_publications;
+	size_t n_related_publications;
+	const char *lab;
+	const char *institution;
+	const char *experiment_description;
+	const char *session_id;
+	const char *notes;
+	/* writing */
+	int overwrite;         /**< 1 = replace an existing output directory */
+	int jobs;              /**< worker threads for large series; 0 = all cores */
+	/** Copy the cached schema (/specifications) from this NWB file (HDF5 or
+	 *  Zarr); NULL = write no schema (readers then use their bundled one). */
+	const char *spec_from;
+	/** 0 = random object ids; otherwise ids are a function of the seed,
+	 *  so the same input gives the same bytes (tests, reproducibility). */
+	uint64_t object_id_seed;
+	/** Compressor of every dataset unless a series says otherwise;
+	 *  NULL = hdmf-zarr's default, Blosc lz4 clevel 5 byte-shuffle. */
+	const nz_compressor *compressor;
+	/** Progress of each large series write (may be NULL); see engine.h.
+	 *  Called on the thread that called the nz_nwb function. */
+	nz_progress_cb progress;
+	void *progress_ctx;
+	/** When non-NULL and set to non-zero (e.g. by a SIGINT handler), the
+	 *  current series write stops with NZ_ECANCELED. */
+	const volatile sig_atomic_t *cancel_flag;
+} nz_nwb_opts;
+
+#define NZ_NWB_OPTS_VERSION 1
+#define NZ_NWB_OPTS_INIT { NZ_NWB_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, \
+			   NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, \
+			   NULL, NULL }
+
+/** Create `path` (a directory) and start a file. An existing path is
+ *  NZ_EEXISTS unless opts->overwrite, in which case it is removed first
+ *  (only if it looks like a Zarr store or is empty: a directory with other
+ *  content is refused). Missing required fields are NZ_EINVAL. */
+NZ_EXTERN int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *opts);
+
+/** The subject (/general/subject). Every field optional. */
+typedef struct nz_nwb_subject {
+	unsigned int version; /**< NZ_NWB_SUBJECT_VERSION */
+	const char *subject_id;
+	const char *species;
+	const char *sex;
+	const char *age;          /**< ISO-8601 duration, e.g. "P90D" */
+	const char *age_reference;/**< "birth" (default when age is set) or "gestational" */
+	const char *date_of_birth;/**< ISO-8601 with time zone */
+	const char *description;
+	const char *genotype;
+	const char *strain;
+	const char *weight;
+} nz_nwb_subject;
+
+#define NZ_NWB_SUBJECT_VERSION 1
+#define NZ_NWB_SUBJECT_INIT { NZ_NWB_SUBJECT_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+			      NULL, NULL, NULL }
+
+/** Set the subject (at most once). */
+NZ_EXTERN int nz_nwb_set_subject(nz_nwb *f, const nz_nwb_subject *subject);
+
+/** A Device under /general/devices. description/manufacturer may be NULL. */
+NZ_EXTERN int nz_nwb_add_device(nz_nwb *f, const char *name, const char *description,
+				const char *manufacturer);
+
+/** An ElectrodeGroup under /general/extracellular_ephys linked to the
+ *  device `device` (which must have been added). */
+NZ_EXTERN int nz_nwb_add_electrode_group(nz_nwb *f, const char *name, const char *description,
+					 const char *location, const char *device);
+
+/** One row of the electrodes table. */
+typedef struct nz_nwb_electrode {
+	unsigned int version; /**< NZ_NWB_ELECTRODE_VERSION */
+	const char *group;    /**< name of an added ElectrodeGroup (required) */
+	const char *location; /**< NULL = the group's location */
+	double x, y, z;       /**< NAN = unknown */
+	double imp;           /**< impedance in ohms; NAN = unknown */
+	const char *filtering;/**< NULL = "" */
+} nz_nwb_electrode;
+
+#define NZ_NWB_ELECTRODE_VERSION 1
+#define NZ_NWB_ELECTRODE_INIT { NZ_NWB_ELECTRODE_VERSION, NULL, NULL, NAN, NAN, NAN, NAN, NULL }
+
+/** Append `n` rows, each a copy of e[i] (stride 1), or, with `repeat`,
+ *  n copies of e[0]; all or none (a row naming an unknown group is
+ *  NZ_ENOTFOUND and adds nothing). Row numbers are 0.. in order of addition. The columns
+ *  x/y/z/imp/filtering are written only when some row sets them. The table
+ *  is written by nz_nwb_close. */
+NZ_EXTERN int nz_nwb_add_electrodes(nz_nwb *f, const nz_nwb_electrode *e, size_t n, int repeat);
+
+/** Number of electrode rows added so far. */
+NZ_EXTERN size_t nz_nwb_electrode_count(const nz_nwb *f);
+
+/** A ProcessingModule /processing/<name>. */
+NZ_EXTERN int nz_nwb_add_processing_module(nz_nwb *f, const char *name, const char *description);
+
+/** Timing and scaling shared by TimeSeries and ElectricalSeries. */
+typedef struct nz_nwb_series_opts {
+	unsigned int version;     /**< NZ_NWB_SERIES_OPTS_VERSION */
+	const char *name;         /**< required */
+	const char *module;       /**< NULL = /acquisition; else an added processing module */
+	const char *description;  /**< NULL = "no description" */
+	const char *comments;     /**< NULL = "no comments" */
+	const char *unit;         /**< TimeSeries only (ElectricalSeries: "volts") */
+	/* timing: rate > 0 (with starting_time), or n_timestamps == frames */
+	double rate;
+	double starting_time;
+	const double *timestamps;
+	size_t n_timestamps;
+	/* scaling: value in unit = data * conversion (* channel_conversion) + offset */
+	double conversion;        /**< 0 = 1.0 */
+	double offset;
+	double resolution;        /**< NAN or 0 = -1.0 (unknown) */
+	/* ElectricalSeries only */
+	const char *filtering;    /**< NULL = absent */
+	const int64_t *electrodes;/**< rows of the electrodes table, one per
+				     channel; NULL = 0..channels-1 */
+	const char *electrodes_description; /**< NULL = "all electrodes" */
+	const float *channel_conversion;    /**< channels values; NULL = absent */
+	/* storage of data */
+	const uint64_t *chunks;   /**< ndim entries; NULL = nz_nwb_default_chunks */
+	const nz_compressor *compressor; /**< NULL = the file's */
+} nz_nwb_series_opts;
+
+#define NZ_NWB_SERIES_OPTS_VERSION 1
+#define NZ_NWB_SERIES_OPTS_INIT { NZ_NWB_SERIES_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, 0.0, \
+				  0.0, NULL, 0, 0.0, 0.0, 0.0, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** The documented default chunk shape of a series' data (ndim 1 or 2,
+ *  `shape` frames [x channels], elements of `itemsize` bytes): every
+ *  channel, and as many frames as make about 4 MiB (at least 1, at most the
+ *  frame count). Time-major chunks keep each chunk one contiguous run of a
+ *  row-major recording, so the engine reads the input once, sequentially. */
+NZ_EXTERN void nz_nwb_default_chunks(uint64_t *chunks, int ndim, const uint64_t *shape,
+				     size_t itemsize);
+
+/** An ElectricalSeries whose (frames, channels) data come from `source`
+ *  (its shape and dtype; read through the engine and written in parallel
+ *  with the file's jobs). The channel count must equal the number of
+ *  electrodes given (or the electrode rows added so far when electrodes is
+ *  NULL); timing needs rate > 0 or one timestamp per frame. */
+NZ_EXTERN int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *opts,
+					   nz_source *source);
+
+/** A TimeSeries (unit required) with 1-D or 2-D data from `source`. */
+NZ_EXTERN int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *opts,
+				    nz_source *source);
+
+/** Finish the file: electrodes table, root datasets and attributes, the
+ *  cached schema, then .zmetadata (last). After a failure the directory
+ *  has no .zmetadata. Calling anything but nz_nwb_free afterwards is
+ *  NZ_EINVAL. */
+NZ_EXTERN int nz_nwb_close(nz_nwb *f);
+
+/** Release the handle. A file not closed stays incomplete on disk. NULL ok. */
+NZ_EXTERN void nz_nwb_free(nz_nwb *f);
+
+/* ---- metadata readers (used by `nwbzarr convert`) ------------------- */
+
+/** What a recording's side-car metadata says. Unknown values are 0/NULL. */
+typedef struct nz_recording_info {
+	unsigned int version;  /**< NZ_RECORDING_INFO_VERSION */
+	const char *format;    /**< "spikeglx", "openephys" or NULL (static string) */
+	uint64_t channels;
+	double rate;           /**< Hz */
+	double conversion;     /**< volts per count (from gain and range) */
+	char dtype[8];         /**< e.g. "<i2"; "" = unknown */
+	char source_path[4096];/**< the side-car file read */
+} nz_recording_info;
+
+#define NZ_RECORDING_INFO_VERSION 1
+
+/** Parse a SpikeGLX .meta text (key=value lines): nSavedChans, imSampRate
+ *  or niSampRate, imAiRangeMax/imAiRangeMin/imMaxInt and the gain (imroTbl
+ *  first entry or niMNGain) give the conversion. `what` names the text in
+ *  messages. Malformed lines / missing keys are NZ_EFORMAT. */
+NZ_EXTERN int nz_spikeglx_meta_parse(nz_recording_info *out, const char *text, size_t len,
+				     const char *what);
+
+/** Parse an Open Ephys structure.oebin (JSON): the continuous stream whose
+ *  folder matches `stream` (NULL = the first) gives num_channels,
+ *  sample_rate and channels[0].bit_volts (x 1e-6 when units are uV). */
+NZ_EXTERN int nz_oebin_parse(nz_recording_info *out, const char *text, size_t len,
+			     const char *what, const char *stream);
+
+/** Look beside `recording` for its side-car: "<stem>.meta" (SpikeGLX) or a
+ *  structure.oebin in the recording's directory or up to two levels above
+ *  (Open Ephys). Returns 1 and fills *out when one was read, 0 when none
+ *  exists, negative on a read or parse error (the message names the file). */
+NZ_EXTERN int nz_recording_info_probe(nz_recording_info *out, const char *recording);
+
+/** Session metadata from a JSON document (schema in docs/cli.md):
+ *  NWBFile fields, subject, devices, electrode groups, electrodes and the
+ *  series' description/scaling. All pointers point into storage owned by
+ *  the nz_session and live until nz_session_free. */
+typedef struct nz_session {
+	nz_nwb_opts file;            /**< only the NWBFile fields are set */
+	int has_subject;
+	nz_nwb_subject subject;
+	struct nz_session_device {
+		const char *name, *description, *manufacturer;
+	} *devices;
+	size_t n_devices;
+	struct nz_session_group {
+		const char *name, *description, *location, *device;
+	} *groups;
+	size_t n_groups;
+	nz_nwb_electrode *electrodes;
+	size_t n_electrodes;
+	nz_nwb_series_opts series;   /**< name/description/comments/filtering/
+					conversion/offset/resolution/starting_time */
+	float *channel_conversion;   /**< n_channel_conversion values or NULL */
+	size_t n_channel_conversion;
+	void *priv;
+} nz_session;
+
+/** Parse `len` bytes of session JSON. Unknown keys and wrong types are
+ *  NZ_EFORMAT naming `what` and the key. */
+NZ_EXTERN int nz_session_parse(nz_session **out, const char *text, size_t len, const char *what);
+
+/** Read and parse the session JSON file at `path`. */
+NZ_EXTERN int nz_session_load(nz_session **out, const char *path);
+
+NZ_EXTERN void nz_session_free(nz_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

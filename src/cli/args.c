@@ -1,0 +1,275 @@
+/* See args.h. Flags take their value as the next argument or after '='
+ * (--rate=30000); -j also accepts -j4. */
+#include "args.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_top[] =
+	"usage: nwbzarr [--version] [--help] <command> [<args>]\n"
+	"\n"
+	"commands:\n"
+	"  convert   convert a raw recording into an NWB file stored as Zarr\n"
+	"  info      print the tree of an NWB Zarr file\n"
+	"  export    convert an NWB HDF5 file into NWB Zarr\n"
+	"  verify    compare an NWB HDF5 file with its NWB Zarr export\n"
+	"\n"
+	"`nwbzarr <command> --help` describes a command.\n";
+
+static const char usage_convert[] =
+	"usage: nwbzarr convert RECORDING -o OUT.nwb.zarr [options]\n"
+	"\n"
+	"Convert a headerless row-major recording (frames x channels) into an NWB\n"
+	"2.6 file in Zarr (hdmf-zarr layout) with one ElectricalSeries, written in\n"
+	"parallel. A SpikeGLX <name>.meta or an Open Ephys structure.oebin beside\n"
+	"the recording supplies channels, rate and conversion when present.\n"
+	"\n"
+	"data:\n"
+	"  -o, --output DIR        output directory (required)\n"
+	"  --channels C            channels per frame\n"
+	"  --rate HZ               sampling rate\n"
+	"  --dtype T               sample type: int16 (default), uint16, int32, float32,\n"
+	"                          ... or a numpy string such as <i2\n"
+	"  --offset B              bytes of header to skip\n"
+	"  --conversion V          volts per count (default: side-car, else 1.0)\n"
+	"metadata:\n"
+	"  --meta FILE             session JSON (schema in docs/cli.md)\n"
+	"  --identifier ID, --session-description TEXT, --session-start-time ISO8601\n"
+	"  --create-date ISO8601, --experimenter NAME, --lab NAME, --institution NAME\n"
+	"  --subject-id ID, --species NAME, --sex S, --age ISO8601-DURATION\n"
+	"  --location AREA         location of the electrodes (default \"unknown\")\n"
+	"  --spec-from FILE        copy the cached NWB schema from this NWB file\n"
+	"                          (HDF5 or Zarr); default: no cached schema\n"
+	"writing:\n"
+	"  -j, --jobs N            worker threads (default: all cores)\n"
+	"  --chunks R,C            chunk shape (default: all channels x ~4 MiB)\n"
+	"  --compressor NAME       blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib,\n"
+	"                          gzip or none\n"
+	"  --clevel L              compression level (default: the codec's)\n"
+	"  --overwrite             replace an existing output (Zarr store only)\n"
+	"  -q, --quiet             no progress bar\n"
+	"  --json                  print a JSON summary on stdout\n"
+	"  -h, --help              this text\n";
+
+static const char usage_info[] =
+	"usage: nwbzarr info FILE [--json]\n"
+	"\n"
+	"Print the tree of an NWB Zarr file: groups with their neurodata types,\n"
+	"arrays with shape, dtype, chunks, codecs, stored size and ratio.\n"
+	"\n"
+	"  --json     one JSON object per node, one per line\n"
+	"  -h, --help this text\n";
+
+const char *nzc_usage(nzc_cmd cmd)
+{
+	switch (cmd) {
+	case NZC_CONVERT: return usage_convert;
+	case NZC_INFO: return usage_info;
+	default: return usage_top;
+	}
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int parse_u64(uint64_t *out, const char *s, uint64_t min)
+{
+	char *end;
+	unsigned long long v;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_pos_double(double *out, const char *s)
+{
+	char *end;
+	double v;
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Flags that take a string value, and where it goes. */
+typedef struct str_flag {
+	const char *name;
+	size_t offset;
+	int cmds; /* bit mask of commands accepting it */
+} str_flag;
+
+#define C (1 << NZC_CONVERT)
+#define F(field) offsetof(nzc_args, field)
+static const str_flag str_flags[] = {
+	{"--output", F(output), C},           {"--meta", F(meta), C},
+	{"--spec-from", F(spec_from), C},     {"--dtype", F(dtype), C},
+	{"--compressor", F(compressor), C},   {"--identifier", F(identifier), C},
+	{"--session-description", F(session_description), C},
+	{"--session-start-time", F(session_start_time), C},
+	{"--create-date", F(create_date), C}, {"--experimenter", F(experimenter), C},
+	{"--lab", F(lab), C},                 {"--institution", F(institution), C},
+	{"--subject-id", F(subject_id), C},   {"--species", F(species), C},
+	{"--sex", F(sex), C},                 {"--age", F(age), C},
+	{"--location", F(location), C},
+};
+#undef F
+
+/* Numeric flags of convert. */
+static int numeric(nzc_args *a, const char *name, const char *v, char *err, size_t errlen)
+{
+	uint64_t u;
+	if (strcmp(name, "--channels") == 0) {
+		if (parse_u64(&a->channels, v, 1) < 0)
+			return fail(err, errlen, "--channels needs a positive integer, not '%s'", v);
+	} else if (strcmp(name, "--rate") == 0) {
+		if (parse_pos_double(&a->rate, v) < 0)
+			return fail(err, errlen, "--rate needs a positive number of Hz, not '%s'", v);
+	} else if (strcmp(name, "--conversion") == 0) {
+		if (parse_pos_double(&a->conversion, v) < 0)
+			return fail(err, errlen, "--conversion needs a positive number, not '%s'", v);
+	} else if (strcmp(name, "--offset") == 0) {
+		if (parse_u64(&a->offset, v, 0) < 0)
+			return fail(err, errlen, "--offset needs a byte count, not '%s'", v);
+	} else if (strcmp(name, "--jobs") == 0 || strcmp(name, "-j") == 0) {
+		if (parse_u64(&u, v, 0) < 0 || u > 4096)
+			return fail(err, errlen, "-j needs a thread count 0..4096, not '%s'", v);
+		a->jobs = (int)u;
+	} else if (strcmp(name, "--clevel") == 0) {
+		if (parse_u64(&u, v, 0) < 0 || u > 22)
+			return fail(err, errlen, "--clevel needs a level 0..22, not '%s'", v);
+		a->clevel = (int)u;
+	} else if (strcmp(name, "--seed") == 0) {
+		if (parse_u64(&a->seed, v, 1) < 0)
+			return fail(err, errlen, "--seed needs a positive integer, not '%s'", v);
+	} else if (strcmp(name, "--chunks") == 0) {
+		char buf[64], *comma;
+		snprintf(buf, sizeof buf, "%s", v);
+		comma = strchr(buf, ',');
+		if (comma)
+			*comma = '\0';
+		if (!comma || parse_u64(&a->chunks[0], buf, 1) < 0 ||
+		    parse_u64(&a->chunks[1], comma + 1, 1) < 0)
+			return fail(err, errlen, "--chunks needs ROWS,COLS (positive), not '%s'", v);
+		a->have_chunks = 1;
+	} else {
+		return 1; /* not numeric */
+	}
+	return 0;
+}
+
+int nzc_parse_args(nzc_args *a, int argc, char *const *argv, char *err, size_t errlen)
+{
+	int i = 1;
+	memset(a, 0, sizeof *a);
+	a->clevel = -1;
+	if (errlen)
+		err[0] = '\0';
+	if (argc < 2)
+		return fail(err, errlen, "no command given");
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		a->cmd = NZC_VERSION;
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		a->cmd = NZC_HELP;
+		return 0;
+	}
+	if (strcmp(argv[1], "convert") == 0)
+		a->cmd = NZC_CONVERT;
+	else if (strcmp(argv[1], "info") == 0)
+		a->cmd = NZC_INFO;
+	else
+		return fail(err, errlen, "unknown command '%s'", argv[1]);
+
+	for (i = 2; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL;
+		char name[64];
+		const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+		size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+		int rc;
+		if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+			if (a->input)
+				return fail(err, errlen, "unexpected argument '%s'", arg);
+			a->input = arg;
+			continue;
+		}
+		if (n >= sizeof name)
+			return fail(err, errlen, "unknown option '%.40s...'", arg);
+		memcpy(name, arg, n);
+		name[n] = '\0';
+		if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+			a->help = 1;
+			continue;
+		}
+		if (strcmp(name, "--json") == 0) {
+			a->json = 1;
+			continue;
+		}
+		if (a->cmd == NZC_CONVERT && (strcmp(name, "--overwrite") == 0)) {
+			a->overwrite = 1;
+			continue;
+		}
+		if (a->cmd == NZC_CONVERT && (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0)) {
+			a->quiet = 1;
+			continue;
+		}
+		if (strcmp(name, "-o") == 0)
+			strcpy(name, "--output");
+		if (strncmp(name, "-j", 2) == 0 && name[2] && name[1] != '-') {
+			val = arg + 2; /* -j4 */
+			name[2] = '\0';
+		}
+		if (!val) {
+			if (eq)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+		}
+		if (a->cmd == NZC_CONVERT) {
+			if ((strcmp(name, "-j") == 0 || strncmp(name, "--", 2) == 0) && !val)
+				return fail(err, errlen, "option '%s' needs a value", name);
+			for (size_t k = 0; k < sizeof str_flags / sizeof *str_flags; k++)
+				if (strcmp(name, str_flags[k].name) == 0) {
+					*(const char **)((char *)a + str_flags[k].offset) = val;
+					goto next;
+				}
+			rc = numeric(a, name, val, err, errlen);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				continue;
+		}
+		return fail(err, errlen, "unknown option '%s' for %s", name, argv[1]);
+next:;
+	}
+	if (a->help)
+		return 0;
+	if (!a->input)
+		return fail(err, errlen, "%s needs %s", argv[1],
+			    a->cmd == NZC_CONVERT ? "a RECORDING" : "a FILE");
+	if (a->cmd == NZC_CONVERT && !a->output)
+		return fail(err, errlen, "convert needs -o OUT.nwb.zarr");
+	return 0;
+}

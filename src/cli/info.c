@@ -1,0 +1,261 @@
+/* `nwbzarr info`: the tree of a Zarr store with NWB types, array shapes,
+ * dtypes, chunks, codecs and stored sizes; and the convert summary. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+/* nftw has no payload argument; info and convert are single-threaded. */
+static uint64_t g_du;
+static int g_du_chunks_only;
+
+static int du_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	if (flag == FTW_F && !(g_du_chunks_only && p[ftw->base] == '.'))
+		g_du += (uint64_t)st->st_size;
+	return 0;
+}
+
+uint64_t nzc_du(const char *dir, int chunks_only)
+{
+	g_du = 0;
+	g_du_chunks_only = chunks_only;
+	nftw(dir, du_entry, 16, FTW_PHYS);
+	return g_du;
+}
+
+void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
+		double rate, double elapsed_s, const char *sidecar)
+{
+	double bytes = (double)frames * (double)channels * (double)itemsize;
+	double stored = (double)nzc_du(a->output, 0);
+	double mbps = elapsed_s > 0 ? bytes / 1e6 / elapsed_s : 0;
+	if (a->json) {
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:i, s:o}",
+				      "input", a->input, "output", a->output, "frames",
+				      (json_int_t)frames, "channels", (json_int_t)channels, "rate",
+				      rate, "bytes", bytes, "stored_bytes", stored, "seconds",
+				      elapsed_s, "mb_per_s", mbps, "jobs", a->jobs ? a->jobs : nz_ncores(),
+				      "sidecar", sidecar ? json_string(sidecar) : json_null());
+		char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
+		if (text)
+			printf("%s\n", text);
+		free(text);
+		json_decref(j);
+		return;
+	}
+	if (a->quiet)
+		return;
+	printf("wrote %s: %llu frames x %llu channels at %g Hz; %.1f MB in %.2f s = %.1f MB/s; "
+	       "stored %.1f MB (ratio %.2f)%s%s\n",
+	       a->output, (unsigned long long)frames, (unsigned long long)channels, rate,
+	       bytes / 1e6, elapsed_s, mbps, stored / 1e6, stored > 0 ? bytes / stored : 0,
+	       sidecar ? "; metadata from " : "", sidecar ? sidecar : "");
+}
+
+/* ---- info ---------------------------------------------------------------- */
+
+typedef struct nodes {
+	char **paths; /* "" root, "a/b"; groups and arrays */
+	size_t n, cap;
+} nodes;
+
+static int collect(const char *key, void *payload)
+{
+	nodes *l = payload;
+	size_t n = strlen(key);
+	const char *leaf = strrchr(key, '/');
+	leaf = leaf ? leaf + 1 : key;
+	if (strcmp(leaf, ".zgroup") != 0 && strcmp(leaf, ".zarray") != 0)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **p = realloc(l->paths, cap * sizeof *p);
+		if (!p)
+			return NZ_ENOMEM;
+		l->paths = p;
+		l->cap = cap;
+	}
+	n -= strlen(leaf) + (leaf != key);
+	if (!(l->paths[l->n] = malloc(n + 1)))
+		return NZ_ENOMEM;
+	memcpy(l->paths[l->n], key, n);
+	l->paths[l->n][n] = '\0';
+	l->n++;
+	return 0;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static json_t *get_json(nz_store *st, const char *path, const char *leaf)
+{
+	char key[4096];
+	void *data = NULL;
+	size_t len = 0;
+	json_t *j = NULL;
+	snprintf(key, sizeof key, "%s%s%s", path, *path ? "/" : "", leaf);
+	if (nz_store_exists(st, key) == 1 && nz_store_get(st, key, &data, &len) == 0)
+		j = json_loadb(data, len, 0, NULL);
+	nz_free(data);
+	return j;
+}
+
+/* "blosc(lz4,5,shuffle)" / "zlib(1)" from a codec config. */
+static void codec_text(char *buf, size_t cap, const json_t *c)
+{
+	const char *id = json_string_value(json_object_get(c, "id"));
+	const char *cname = json_string_value(json_object_get(c, "cname"));
+	json_t *lvl = json_object_get(c, "clevel");
+	if (!lvl)
+		lvl = json_object_get(c, "level");
+	if (!id) {
+		snprintf(buf, cap, "none");
+	} else if (cname) {
+		snprintf(buf, cap, "%s(%s,%lld)", id, cname, (long long)json_integer_value(lvl));
+	} else if (lvl) {
+		snprintf(buf, cap, "%s(%lld)", id, (long long)json_integer_value(lvl));
+	} else {
+		snprintf(buf, cap, "%s", id);
+	}
+}
+
+static void shape_text(char *buf, size_t cap, const json_t *arr)
+{
+	size_t i, off = 0;
+	json_t *v;
+	off += (size_t)snprintf(buf, cap, "(");
+	json_array_foreach(arr, i, v) {
+		if (off < cap)
+			off += (size_t)snprintf(buf + off, cap - off, "%s%lld", i ? ", " : "",
+						(long long)json_integer_value(v));
+	}
+	if (off < cap)
+		snprintf(buf + off, cap - off, ")");
+}
+
+static uint64_t stored_size(const char *root, const char *path)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/%s", root, path);
+	return nzc_du(dir, 1);
+}
+
+static void print_json_line(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	if (text)
+		printf("%s\n", text);
+	free(text);
+	json_decref(j);
+}
+
+static void print_array(const nzc_args *a, nz_store *st, const char *path, int depth)
+{
+	json_t *meta = get_json(st, path, ".zarray"), *attrs = get_json(st, path, ".zattrs");
+	char shape[256], chunks[256], comp[128], filt[256] = "", line[1024];
+	const char *type = json_string_value(json_object_get(attrs, "neurodata_type"));
+	const char *dt = json_string_value(json_object_get(meta, "dtype"));
+	nz_array *arr = NULL;
+	double raw = 0, stored;
+	size_t i;
+	json_t *f;
+	shape_text(shape, sizeof shape, json_object_get(meta, "shape"));
+	shape_text(chunks, sizeof chunks, json_object_get(meta, "chunks"));
+	codec_text(comp, sizeof comp, json_object_get(meta, "compressor"));
+	json_array_foreach(json_object_get(meta, "filters"), i, f) {
+		char one[64];
+		codec_text(one, sizeof one, f);
+		snprintf(filt + strlen(filt), sizeof filt - strlen(filt), "%s+", one);
+	}
+	if (nz_array_open(&arr, st, path) == 0) {
+		raw = (double)nz_array_itemsize(arr);
+		for (int d = 0; d < nz_array_ndim(arr); d++)
+			raw *= (double)nz_array_shape(arr)[d];
+		nz_array_free(arr);
+	}
+	stored = (double)stored_size(nz_store_describe(st), path);
+	if (a->json) {
+		json_t *j = json_pack("{s:s+, s:s, s:O?, s:O?, s:s?, s:O?, s:O?, s:s?, s:f, s:f}",
+				      "path", "/", path, "kind", "array", "shape", json_object_get(meta, "shape"),
+				      "chunks", json_object_get(meta, "chunks"), "dtype", dt,
+				      "compressor", json_object_get(meta, "compressor"), "filters",
+				      json_object_get(meta, "filters"), "neurodata_type", type,
+				      "bytes", raw, "stored_bytes", stored);
+		print_json_line(j);
+	} else {
+		const char *name = strrchr(path, '/');
+		snprintf(line, sizeof line, "%*s%s%s%s%s", depth * 2, "", name ? name + 1 : path,
+			 type ? " [" : "", type ? type : "", type ? "]" : "");
+		printf("%-48s %-14s %-5s chunks %-14s %s%s  ", line, shape, dt ? dt : "?", chunks,
+		       filt, comp);
+		if (raw > 0)
+			printf("%.0f B -> ", raw);
+		printf("%.0f B", stored);
+		if (stored > 0 && raw > 0)
+			printf(" (x%.2f)", raw / stored);
+		printf("\n");
+	}
+	json_decref(meta);
+	json_decref(attrs);
+}
+
+static void print_group(const nzc_args *a, nz_store *st, const char *p, int depth)
+{
+	json_t *attrs = get_json(st, p, ".zattrs");
+	const char *type = json_string_value(json_object_get(attrs, "neurodata_type"));
+	const char *name = strrchr(p, '/');
+	if (a->json)
+		print_json_line(json_pack("{s:s, s:s+, s:s?}", "kind", "group", "path", "/", p,
+					  "neurodata_type", type));
+	else
+		printf("%*s%s/%s%s%s\n", depth * 2, "", *p ? (name ? name + 1 : p) : "",
+		       type ? " [" : "", type ? type : "", type ? "]" : "");
+	json_decref(attrs);
+}
+
+int nzc_info(const nzc_args *a)
+{
+	nz_store *st = NULL;
+	nodes l = {0};
+	int depth;
+	if (nz_store_open_dir(&st, a->input, NZ_STORE_READ) < 0)
+		return nzc_fail();
+	if (nz_store_exists(st, ".zgroup") != 1) {
+		fprintf(stderr, "nwbzarr: '%s' is not a Zarr group (no .zgroup)\n", a->input);
+		nz_store_free(st);
+		return 1;
+	}
+	if (nz_store_list(st, "", collect, &l) != 0) {
+		nz_store_free(st);
+		return nzc_fail();
+	}
+	qsort(l.paths, l.n, sizeof *l.paths, cmp);
+	if (!a->json && nz_store_exists(st, ".zmetadata") != 1)
+		printf("warning: no .zmetadata: the file is incomplete or was not consolidated\n");
+	for (size_t i = 0; i < l.n; i++) {
+		const char *p = l.paths[i];
+		depth = 0;
+		for (const char *c = p; *c; c++)
+			depth += *c == '/';
+		if (*p)
+			depth++;
+		json_t *zg = get_json(st, p, ".zgroup");
+		if (zg)
+			print_group(a, st, p, depth);
+		else
+			print_array(a, st, p, depth);
+		json_decref(zg);
+		free(l.paths[i]);
+	}
+	free(l.paths);
+	nz_store_free(st);
+	return 0;
+}

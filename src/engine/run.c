@@ -1,0 +1,275 @@
+/* The caller's side of a write: choose the task shape and the number of
+ * workers from the memory budget, feed task after task into the bounded
+ * queue, and meanwhile report progress and watch for cancellation, all on
+ * the calling thread. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <inttypes.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/box.h"
+#include "engine/pool.h"
+#include "engine/source.h"
+#include "engine/write.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+/* Bytes per source read when gathering rows: large enough that a read costs
+ * little per byte, small enough to stay in cache while it is scattered. */
+#define READ_BLOCK ((size_t)1 << 20)
+
+int nz_ncores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_COUNT
+	/* Respect taskset and container cpusets: the cores we may run on. */
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		n = CPU_COUNT(&set);
+#endif
+	return n < 1 ? 1 : n > NZ_WRITE_MAX_JOBS ? NZ_WRITE_MAX_JOBS : (int)n;
+}
+
+/* Workers and task shape. Each worker holds its chunk buffers plus about one
+ * chunk of encoder output, so a worker costs (chunks per task + 1) chunks.
+ * For a row-major source a task is a band of chunks sharing rows, as wide as
+ * the budget allows, so each row is read as few times as possible. */
+static int choose_shape(uint64_t *tc, const nz__target *t, const nz_source *src, int jobs,
+			size_t budget, size_t chunk_bytes)
+{
+	uint64_t grid[NZ_MAX_DIMS], nchunks = 1, gmax, left;
+	size_t per_worker;
+	int d, workers = jobs;
+
+	if (chunk_bytes > 0 && budget / 2 / chunk_bytes < (size_t)workers)
+		workers = (int)(budget / 2 / chunk_bytes);
+	if (workers < 1)
+		workers = 1;
+	for (d = 0; d < t->ndim; d++) {
+		tc[d] = 1;
+		grid[d] = t->shape[d] / t->chunks[d] + (t->shape[d] % t->chunks[d] != 0);
+		nchunks *= grid[d];
+	}
+	if (!nz__source_prefers_rows(src) || t->ndim < 2 || chunk_bytes == 0)
+		return workers;
+	per_worker = budget / (size_t)workers;
+	gmax = per_worker / chunk_bytes > 1 ? per_worker / chunk_bytes - 1 : 1;
+	/* Keep a couple of tasks per worker so that none idles at the end. */
+	if (gmax > nchunks / (2 * (uint64_t)workers))
+		gmax = nchunks / (2 * (uint64_t)workers) ? nchunks / (2 * (uint64_t)workers) : 1;
+	left = gmax;
+	for (d = t->ndim - 1; d >= 1 && left > 1; d--) {
+		if (grid[d] <= left) {
+			tc[d] = grid[d];
+			left /= grid[d];
+		} else {
+			uint64_t groups = grid[d] / left + (grid[d] % left != 0);
+			tc[d] = grid[d] / groups + (grid[d] % groups != 0);
+			left = 1;
+		}
+	}
+	return workers;
+}
+
+static int check_source(const nz__target *t, const nz_source *src)
+{
+	const uint64_t *shape = nz_source_shape(src);
+	int d;
+
+	if (nz_source_ndim(src) != t->ndim)
+		return nz__error_set(NZ_EMISMATCH, "writing '%s': source %s has %d dimensions, the "
+				     "array %d", t->name, nz__source_describe(src),
+				     nz_source_ndim(src), t->ndim);
+	for (d = 0; d < t->ndim; d++)
+		if (shape[d] != t->shape[d])
+			return nz__error_set(NZ_EMISMATCH, "writing '%s': source %s has %" PRIu64
+					     " elements along dimension %d, the array %" PRIu64,
+					     t->name, nz__source_describe(src), shape[d], d,
+					     t->shape[d]);
+	if (nz_source_itemsize(src) != t->itemsize)
+		return nz__error_set(NZ_EMISMATCH, "writing '%s': source %s has %zu-byte elements "
+				     "(%s), the array %zu", t->name, nz__source_describe(src),
+				     nz_source_itemsize(src), nz_source_dtype(src), t->itemsize);
+	return 0;
+}
+
+/* Bytes of array data (inside the array's edges) in the plan's chunks. */
+static uint64_t plan_bytes(const nz__target *t, const nz_plan *plan)
+{
+	uint64_t k, n = nz_plan_ntasks(plan), total = 0;
+	nz_task task;
+	int d;
+
+	for (k = 0; k < n; k++) {
+		uint64_t b = t->itemsize;
+		nz_plan_task(&task, plan, k);
+		for (d = 0; d < t->ndim; d++) {
+			uint64_t lo = task.chunk_start[d] * t->chunks[d];
+			uint64_t hi = (task.chunk_start[d] + task.chunk_count[d]) * t->chunks[d];
+			b *= (hi < t->shape[d] ? hi : t->shape[d]) - lo;
+		}
+		total += b;
+	}
+	return total;
+}
+
+/* State the caller keeps between polls. */
+typedef struct poller {
+	const nz_write_opts *opts;
+	nz__job *job;
+	double start, next_report;
+	unsigned interval_ms;
+	int canceled;
+	uint64_t chunks_total, bytes_total;
+} poller;
+
+static void report(poller *p, int force)
+{
+	nz_progress pr;
+	double now = nz__now();
+
+	if (p->opts->cancel_flag && *p->opts->cancel_flag)
+		p->canceled = 1;
+	if (p->opts->progress && (force || now >= p->next_report)) {
+		pthread_mutex_lock(&p->job->mu);
+		pr.bytes_done = p->job->bytes_done;
+		pr.chunks_done = p->job->chunks_done;
+		pthread_mutex_unlock(&p->job->mu);
+		pr.bytes_total = p->bytes_total;
+		pr.chunks_total = p->chunks_total;
+		pr.elapsed_s = now - p->start;
+		p->next_report = now + p->interval_ms / 1000.0;
+		if (p->opts->progress(&pr, p->opts->progress_ctx) != 0)
+			p->canceled = 1;
+	}
+	if (p->canceled)
+		atomic_store(&p->job->stop, 1);
+}
+
+/* Queue every task, then wait for the workers, polling all along. */
+static void drive(poller *p, nz__pool *pool, uint64_t ntasks)
+{
+	nz__job *job = p->job;
+	uint64_t submitted = 0;
+	struct timespec deadline;
+
+	report(p, 1);
+	while (submitted < ntasks && !atomic_load(&job->stop)) {
+		if (nz__pool_add(pool, nz__job_run_one, job, p->interval_ms) == 0)
+			submitted++;
+		report(p, 0);
+	}
+	pthread_mutex_lock(&job->mu);
+	while (job->tasks_done < submitted) {
+		deadline = nz__deadline(p->interval_ms);
+		pthread_cond_timedwait(&job->done_cv, &job->mu, &deadline);
+		pthread_mutex_unlock(&job->mu);
+		report(p, 0);
+		pthread_mutex_lock(&job->mu);
+	}
+	pthread_mutex_unlock(&job->mu);
+}
+
+int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts_in)
+{
+	static const nz_write_opts defaults = NZ_WRITE_OPTS_INIT;
+	const nz_write_opts *opts = opts_in ? opts_in : &defaults;
+	uint64_t tc[NZ_MAX_DIMS], ntasks;
+	nz_plan *whole = NULL, *part = NULL;
+	nz__pool *pool = NULL;
+	nz__job job;
+	poller p;
+	size_t budget, chunk_bytes;
+	int err = 0, jobs, workers, i, job_ready = 0;
+
+	memset(&job, 0, sizeof job);
+	memset(&p, 0, sizeof p);
+	if (opts->version != NZ_WRITE_OPTS_VERSION || opts->jobs < 0 ||
+	    (opts->nparts > 1 && opts->part >= opts->nparts))
+		return nz__error_set(NZ_EINVAL, "writing '%s': bad write options (version, jobs or "
+				     "part)", t->name);
+	if ((err = check_source(t, src)) < 0)
+		return err;
+	if (nz__prod_size(&chunk_bytes, t->chunks, t->ndim, t->itemsize) < 0)
+		return nz__error_set(NZ_EINVAL, "writing '%s': chunk size overflows", t->name);
+	jobs = opts->jobs > 0 ? opts->jobs : nz_ncores();
+	if (jobs > NZ_WRITE_MAX_JOBS)
+		jobs = NZ_WRITE_MAX_JOBS;
+	budget = opts->buffer_size ? opts->buffer_size : NZ_WRITE_BUFFER_DEFAULT;
+	workers = choose_shape(tc, t, src, jobs, budget, chunk_bytes);
+	if (opts->task_chunks)
+		memcpy(tc, opts->task_chunks, (size_t)t->ndim * sizeof *tc);
+	if ((err = nz_plan_new(&whole, t->ndim, t->shape, t->chunks, tc)) < 0)
+		goto done;
+	if ((err = nz_plan_part(&part, whole, opts->nparts > 1 ? opts->part : 0,
+				opts->nparts > 1 ? opts->nparts : 1)) < 0)
+		goto done;
+	ntasks = nz_plan_ntasks(part);
+	if ((uint64_t)workers > ntasks)
+		workers = ntasks ? (int)ntasks : 1;
+
+	job.t = t;
+	job.src = src;
+	job.plan = part;
+	job.chunk_bytes = chunk_bytes;
+	job.memory = nz__source_memory(src);
+	job.rows = nz__source_prefers_rows(src);
+	job.read_block = job.rows ? READ_BLOCK : chunk_bytes;
+	atomic_init(&job.next, 0);
+	atomic_init(&job.stop, 0);
+	if (!(job.workers = nz__calloc((size_t)workers, sizeof *job.workers))) {
+		err = nz__error_set(NZ_ENOMEM, "writing '%s': out of memory", t->name);
+		goto done;
+	}
+	pthread_mutex_init(&job.mu, NULL);
+	nz__cond_init(&job.done_cv);
+	job_ready = 1;
+
+	p.opts = opts;
+	p.job = &job;
+	p.start = nz__now();
+	p.interval_ms = opts->progress_interval_ms ? opts->progress_interval_ms : 100;
+	p.chunks_total = nz_plan_nchunks(part);
+	p.bytes_total = plan_bytes(t, part);
+	if (ntasks > 0 && (err = nz__pool_new(&pool, workers, 2 * (size_t)workers)) < 0)
+		goto done;
+	if (pool)
+		drive(&p, pool, ntasks);
+	nz__pool_free(pool);
+	pool = NULL;
+	report(&p, 1);
+
+	if (job.failed) {
+		err = nz__error_restore(&job.err);
+		if (t->name && t->name[0] && !strstr(nz_error_last()->message, t->name))
+			nz__error_wrap("writing '%s'", t->name);
+	} else if (p.canceled) {
+		err = nz__error_set(NZ_ECANCELED, "writing '%s': canceled after %" PRIu64 " of %"
+				    PRIu64 " chunks", t->name, job.chunks_done, p.chunks_total);
+	}
+done:
+	if (opts->stats) {
+		nz_write_stats *s = opts->stats;
+		memset(s, 0, sizeof *s);
+		s->bytes = job.bytes_done;
+		s->chunks = job.chunks_done;
+		s->tasks = job.tasks_run;
+		s->jobs = workers;
+		memcpy(s->task_chunks, tc, (size_t)t->ndim * sizeof *tc);
+		s->elapsed_s = p.start > 0 ? nz__now() - p.start : 0;
+	}
+	for (i = 0; job.workers && i < workers; i++) {
+		nz__worker_release(&job.workers[i]);
+		if (job.workers[i].state && t->state_free)
+			t->state_free(job.workers[i].state);
+	}
+	nz__free(job.workers);
+	if (job_ready) {
+		pthread_mutex_destroy(&job.mu);
+		pthread_cond_destroy(&job.done_cv);
+	}
+	nz_plan_free(part);
+	nz_plan_free(whole);
+	return err;
+}

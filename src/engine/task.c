@@ -1,0 +1,273 @@
+/* The worker side: run one task. A task is a box of whole chunks; it is
+ * processed one chunk-row (one chunk index along dim 0) at a time. Three ways
+ * to fill a chunk buffer, cheapest first:
+ *  - memory source: copy straight from the source's array;
+ *  - direct: the chunk's data is one contiguous run of the source read (a
+ *    chunk spanning all trailing dimensions): read into the chunk buffer;
+ *  - gather: read blocks of rows once (whole rows for a row-major file) and
+ *    scatter them into the buffers of every chunk of the task's chunk-row. */
+#include <string.h>
+
+#include "engine/box.h"
+#include "engine/source.h"
+#include "engine/write.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+enum { STOPPED = 1 };
+
+static int ensure_bufs(nz__worker *w, size_t n, size_t bytes)
+{
+	unsigned char **bufs;
+	size_t i;
+
+	if (w->nbufs >= n)
+		return 0;
+	if (!(bufs = nz__realloc(w->bufs, n * sizeof *bufs)))
+		return nz__error_set(NZ_ENOMEM, "engine: out of memory for %zu chunk buffers", n);
+	w->bufs = bufs;
+	for (i = w->nbufs; i < n; i++) {
+		if (!(bufs[i] = nz__malloc(bytes ? bytes : 1)))
+			return nz__error_set(NZ_ENOMEM, "engine: out of memory for a chunk buffer of "
+					     "%zu bytes", bytes);
+		w->nbufs++;
+	}
+	return 0;
+}
+
+static int ensure_readbuf(nz__worker *w, size_t bytes)
+{
+	if (w->readcap >= bytes)
+		return 0;
+	nz__free(w->readbuf);
+	w->readcap = 0;
+	if (!(w->readbuf = nz__malloc(bytes)))
+		return nz__error_set(NZ_ENOMEM, "engine: out of memory for a read buffer of %zu bytes",
+				     bytes);
+	w->readcap = bytes;
+	return 0;
+}
+
+void nz__worker_release(nz__worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nbufs; i++)
+		nz__free(w->bufs[i]);
+	nz__free(w->bufs);
+	nz__free(w->readbuf);
+	w->bufs = NULL;
+	w->readbuf = NULL;
+	w->nbufs = w->readcap = 0;
+}
+
+/* One chunk of a chunk-row: its grid index, element origin and extent
+ * (clipped at the array's edge). */
+typedef struct chunk_box {
+	uint64_t index[NZ_MAX_DIMS];
+	uint64_t origin[NZ_MAX_DIMS];
+	uint64_t extent[NZ_MAX_DIMS];
+	int partial;
+} chunk_box;
+
+/* The g-th chunk (C order) of the task's chunk-row `row`. */
+static void chunk_of(chunk_box *c, const nz__target *t, const nz_task *task, uint64_t row,
+		     uint64_t g)
+{
+	int d;
+
+	c->partial = 0;
+	for (d = t->ndim - 1; d >= 0; d--) {
+		uint64_t k = d == 0 ? row : task->chunk_start[d] + g % task->chunk_count[d];
+		if (d > 0)
+			g /= task->chunk_count[d];
+		c->index[d] = k;
+		c->origin[d] = k * t->chunks[d];
+		c->extent[d] = t->shape[d] - c->origin[d] < t->chunks[d] ? t->shape[d] - c->origin[d]
+									 : t->chunks[d];
+		if (c->extent[d] != t->chunks[d])
+			c->partial = 1;
+	}
+}
+
+static uint64_t box_elements(const uint64_t *extent, int ndim)
+{
+	uint64_t n = 1;
+	int d;
+
+	for (d = 0; d < ndim; d++)
+		n *= extent[d];
+	return n;
+}
+
+static int put_chunk(nz__job *job, nz__worker *w, const chunk_box *c, const unsigned char *buf)
+{
+	const nz__target *t = job->t;
+	int err;
+
+	if (atomic_load(&job->stop))
+		return STOPPED;
+	if ((err = t->put(t->ctx, &w->state, c->index, buf, job->chunk_bytes)) < 0)
+		return err;
+	pthread_mutex_lock(&job->mu);
+	job->chunks_done++;
+	job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
+	pthread_mutex_unlock(&job->mu);
+	return 0;
+}
+
+static void pad(const nz__job *job, unsigned char *buf, const chunk_box *c)
+{
+	if (c->partial)
+		nz__fill_elements(buf, job->chunk_bytes / job->t->itemsize, job->t->fill,
+				  job->t->itemsize);
+}
+
+/* A chunk whose trailing extents are whole chunks, and, for a row-major
+ * source, whole rows: its rows are contiguous both in the source read and
+ * in the chunk buffer. */
+static int is_direct(const nz__job *job, const chunk_box *c)
+{
+	int d;
+
+	for (d = 1; d < job->t->ndim; d++) {
+		if (c->extent[d] != job->t->chunks[d])
+			return 0;
+		if (job->rows && c->extent[d] != job->t->shape[d])
+			return 0;
+	}
+	return 1;
+}
+
+/* Fill one chunk on its own (memory source, direct read, 0-d array). */
+static int single_chunk(nz__job *job, nz__worker *w, const chunk_box *c)
+{
+	const nz__target *t = job->t;
+	static const uint64_t zero[NZ_MAX_DIMS];
+	unsigned char *buf;
+	size_t len;
+	int err;
+
+	if ((err = ensure_bufs(w, 1, job->chunk_bytes)) < 0)
+		return err;
+	buf = w->bufs[0];
+	pad(job, buf, c);
+	if (job->memory) {
+		nz__copy_box(buf, t->chunks, zero, job->memory, t->shape, c->origin, c->extent, t->ndim,
+			     t->itemsize);
+	} else {
+		len = (size_t)box_elements(c->extent, t->ndim) * t->itemsize;
+		if ((err = nz_source_read(job->src, c->origin, c->extent, buf, len)) < 0)
+			return err;
+	}
+	return put_chunk(job, w, c, buf);
+}
+
+/* The gather path for one chunk-row of a task, whose chunks are cb[0..n). */
+static int gather_row(nz__job *job, nz__worker *w, const chunk_box *cb, size_t n)
+{
+	const nz__target *t = job->t;
+	uint64_t lo[NZ_MAX_DIMS], ext[NZ_MAX_DIMS], dst_off[NZ_MAX_DIMS], src_off[NZ_MAX_DIMS],
+		 count[NZ_MAX_DIMS], first_row = cb[0].origin[0], nrows = cb[0].extent[0], r, step;
+	size_t row_bytes = t->itemsize, g;
+	int d, err;
+
+	if ((err = ensure_bufs(w, n, job->chunk_bytes)) < 0)
+		return err;
+	/* The box read per block of rows: whole rows for a row-major source,
+	 * otherwise just the task's columns. */
+	for (d = 1; d < t->ndim; d++) {
+		const chunk_box *last = &cb[n - 1];
+		lo[d] = job->rows ? 0 : cb[0].origin[d];
+		ext[d] = job->rows ? t->shape[d] : last->origin[d] + last->extent[d] - lo[d];
+		row_bytes *= (size_t)ext[d];
+	}
+	step = job->read_block / row_bytes ? job->read_block / row_bytes : 1;
+	if (step > nrows)
+		step = nrows;
+	if ((err = ensure_readbuf(w, (size_t)step * row_bytes)) < 0)
+		return err;
+	for (g = 0; g < n; g++)
+		pad(job, w->bufs[g], &cb[g]);
+	for (r = 0; r < nrows; r += step) {
+		if (atomic_load(&job->stop))
+			return STOPPED;
+		lo[0] = first_row + r;
+		ext[0] = nrows - r < step ? nrows - r : step;
+		if ((err = nz_source_read(job->src, lo, ext, w->readbuf, (size_t)ext[0] * row_bytes)) < 0)
+			return err;
+		for (g = 0; g < n; g++) {
+			dst_off[0] = r;
+			src_off[0] = 0;
+			count[0] = ext[0];
+			for (d = 1; d < t->ndim; d++) {
+				dst_off[d] = 0;
+				src_off[d] = cb[g].origin[d] - lo[d];
+				count[d] = cb[g].extent[d];
+			}
+			nz__copy_box(w->bufs[g], t->chunks, dst_off, w->readbuf, ext, src_off, count,
+				     t->ndim, t->itemsize);
+		}
+	}
+	for (g = 0; g < n; g++)
+		if ((err = put_chunk(job, w, &cb[g], w->bufs[g])) != 0)
+			return err;
+	return 0;
+}
+
+static int run_task(nz__job *job, nz__worker *w, uint64_t i)
+{
+	const nz__target *t = job->t;
+	chunk_box *cb = NULL;
+	nz_task task;
+	uint64_t row, n = 1, g;
+	int d, err;
+
+	if ((err = nz_plan_task(&task, job->plan, i)) < 0)
+		return err;
+	if (t->ndim == 0) {
+		chunk_box c = {{0}, {0}, {0}, 0};
+		return single_chunk(job, w, &c);
+	}
+	for (d = 1; d < t->ndim; d++)
+		n *= task.chunk_count[d];
+	if (!(cb = nz__calloc((size_t)n, sizeof *cb)))
+		return nz__error_set(NZ_ENOMEM, "engine: out of memory");
+	for (row = task.chunk_start[0]; row < task.chunk_start[0] + task.chunk_count[0]; row++) {
+		for (g = 0; g < n; g++)
+			chunk_of(&cb[g], t, &task, row, g);
+		if (job->memory || (n == 1 && is_direct(job, &cb[0]))) {
+			for (g = 0; g < n && err == 0; g++)
+				err = single_chunk(job, w, &cb[g]);
+		} else {
+			err = gather_row(job, w, cb, (size_t)n);
+		}
+		if (err != 0)
+			break;
+	}
+	nz__free(cb);
+	return err;
+}
+
+void nz__job_run_one(void *arg, int worker)
+{
+	nz__job *job = arg;
+	uint64_t i = atomic_fetch_add(&job->next, 1);
+	int err = 0, ran = 0;
+
+	if (!atomic_load(&job->stop)) {
+		err = run_task(job, &job->workers[worker], i);
+		ran = 1;
+	}
+	pthread_mutex_lock(&job->mu);
+	job->tasks_run += (uint64_t)ran;
+	if (err < 0 && !job->failed) {
+		job->failed = 1;
+		nz__error_save(&job->err);
+	}
+	job->tasks_done++;
+	pthread_cond_signal(&job->done_cv);
+	pthread_mutex_unlock(&job->mu);
+	if (err < 0)
+		atomic_store(&job->stop, 1);
+}

@@ -1,0 +1,74 @@
+/* Internal: the engine core. nz_write_array is one client (its chunk sink is
+ * nz_array_write_chunk); tests and other layers may plug in their own sink.
+ *
+ * A write is one nz__job shared by the caller and the workers: workers take
+ * task indices from an atomic counter, gather chunks into their own buffers,
+ * hand them to the sink, and count what they finished under the job's mutex.
+ * The first failure is saved in the job (never in thread-local state) and
+ * raises the stop flag; every worker checks it between reads and chunks. */
+#ifndef NZ_ENGINE_WRITE_H
+#define NZ_ENGINE_WRITE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "nwbzarr/engine.h"
+
+/** Where chunks go. */
+typedef struct nz__target {
+	int ndim;
+	const uint64_t *shape;
+	const uint64_t *chunks;
+	size_t itemsize;
+	const void *fill;  /**< itemsize bytes for padding edge chunks; NULL = zeros */
+	const char *name;  /**< for messages, e.g. the array's path */
+	/** Store one full chunk (C order, chunk-shaped, padded). Runs on worker
+	 *  threads concurrently for distinct chunks. *state is the calling
+	 *  worker's own slot, NULL at first; state_free releases it. */
+	int (*put)(void *ctx, void **state, const uint64_t *chunk_index, const void *data,
+		   size_t len);
+	void (*state_free)(void *state);
+	void *ctx;
+} nz__target;
+
+/** Write every chunk of `t` from `src` as nz_write_array describes. */
+int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts);
+
+/* ---- shared between run.c (the caller's side) and task.c (the workers) */
+
+typedef struct nz__worker {
+	unsigned char **bufs; /* chunk buffers, chunk_bytes each */
+	size_t nbufs;
+	unsigned char *readbuf;
+	size_t readcap;
+	void *state; /* the target's per-worker state */
+} nz__worker;
+
+typedef struct nz__job {
+	const nz__target *t;
+	nz_source *src;
+	const nz_plan *plan;
+	size_t chunk_bytes;
+	const unsigned char *memory; /* the source's data when it is in memory */
+	int rows;                    /* read whole rows (nz__source_prefers_rows) */
+	size_t read_block;           /* bytes per source read when gathering */
+	nz__worker *workers;
+
+	atomic_uint_least64_t next; /* next task index to run */
+	atomic_int stop;            /* set on the first error or on cancel */
+
+	pthread_mutex_t mu; /* guards everything below */
+	pthread_cond_t done_cv;
+	uint64_t tasks_done; /* taken from the queue, run or skipped */
+	uint64_t tasks_run, chunks_done, bytes_done;
+	int failed;
+	nz_error err; /* the first failure */
+} nz__job;
+
+/** Pool entry point: run the job's next task on worker `worker`. */
+void nz__job_run_one(void *job, int worker);
+
+/** Free a worker's buffers (not its state). */
+void nz__worker_release(nz__worker *w);
+
+#endif

@@ -1,0 +1,476 @@
+/* nz_export_hdf5: the HDF5 model written in hdmf-zarr's conventions. Groups
+ * and attributes are written serially; each fixed-size dataset larger than
+ * SMALL_BYTES streams through nz_write_array from an HDF5 source. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "export/export_impl.h"
+#include "hdmf/hdmf.h"
+#include "util/alloc.h"
+#include "util/json.h"
+
+#define SMALL_BYTES ((size_t)4 << 20)
+#define AUTO_CHUNK_BYTES ((uint64_t)4 << 20)
+#define KEEP_CONTIGUOUS_MAX ((uint64_t)64 << 20)
+
+typedef struct xctx {
+	nz__h5file *f;
+	nz__xmodel m;
+	nz__hdmf h;
+	nz_store *store;
+	nz_export_opts o;
+	nz_export_stats st;
+	json_t *links;      /* group path -> zarr_link list */
+	const char *specloc; /* absolute path of the cached specs, or NULL */
+	char *root_oid;
+} xctx;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *store_path(const char *path)
+{
+	return path[0] == '/' ? path + 1 : path;
+}
+
+char *nz__x_model_oid(void *ctx, const char *path)
+{
+	const nz__xnode *n = nz__xmodel_find(ctx, path);
+	json_t *v = n ? json_object_get(n->attrs, "object_id") : NULL;
+	return json_is_string(v) ? nz__strdup(json_string_value(v)) : NULL;
+}
+
+/* Collect the zarr_link entries of each group. */
+static int collect_links(xctx *x)
+{
+	size_t i;
+	for (i = 0; i < x->m.count; i++) {
+		const nz__xnode *n = &x->m.nodes[i];
+		const char *slash;
+		char *parent;
+		json_t *list, *entry;
+		if (n->kind != NZ__X_SOFTLINK && n->kind != NZ__X_EXTLINK)
+			continue;
+		x->st.links++;
+		slash = strrchr(n->path, '/');
+		parent = slash == n->path ? nz__strdup("/") : nz__strndup(n->path, (size_t)(slash - n->path));
+		if (!parent)
+			return nz__error_set(NZ_ENOMEM, "out of memory");
+		if (!(list = json_object_get(x->links, parent))) {
+			list = json_array();
+			json_object_set_new(x->links, parent, list);
+		}
+		nz__free(parent);
+		/* An external link keeps its file name as written in HDF5 as the
+		 * zarr_link source (docs/format.md, "Export from HDF5"). */
+		entry = json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
+				  n->kind == NZ__X_EXTLINK ? n->link_file : ".");
+		if (!list || !entry || json_array_append_new(list, entry) < 0)
+			return nz__error_set(NZ_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int write_group(xctx *x, const nz__xnode *n, json_t *root_attrs)
+{
+	json_t *attrs = json_deep_copy(n->attrs), *links = json_object_get(x->links, n->path);
+	int err = 0;
+	if (!attrs)
+		return nz__error_set(NZ_ENOMEM, "out of memory");
+	if (links && json_object_set(attrs, "zarr_link", links) < 0)
+		err = nz__error_set(NZ_ENOMEM, "out of memory");
+	if (!err && root_attrs) {
+		/* The root is written last, after the specs set its .specloc. */
+		json_object_update(root_attrs, attrs);
+		json_object_del(root_attrs, ".specloc");
+	} else if (!err) {
+		err = nz__hdmf_group(&x->h, store_path(n->path), attrs);
+	}
+	json_decref(attrs);
+	x->st.groups++;
+	x->st.attributes += json_object_size(n->attrs);
+	return err < 0 ? nz__error_wrap("exporting group '%s'", n->path) : 0;
+}
+
+static void choose_chunks(const xctx *x, const nz__xnode *n, uint64_t *chunks, uint64_t itemsize)
+{
+	uint64_t bytes = itemsize;
+	int d, auto_ = x->o.chunks == NZ_EXPORT_CHUNKS_AUTO;
+
+	for (d = 0; d < n->ndim; d++) {
+		chunks[d] = n->shape[d] ? n->shape[d] : 1;
+		bytes = bytes * chunks[d];
+	}
+	if (n->ndim == 0) {
+		chunks[0] = 1;
+		return;
+	}
+	if (n->chunks[0] && !auto_) {
+		for (d = 0; d < n->ndim; d++)
+			chunks[d] = n->chunks[d];
+		return;
+	}
+	if (n->chunks[0]) {
+		/* Whole HDF5 chunks stacked along the first dimension. */
+		uint64_t one = itemsize, k;
+		for (d = 0; d < n->ndim; d++)
+			one *= n->chunks[d];
+		k = one ? AUTO_CHUNK_BYTES / one : 1;
+		for (d = 0; d < n->ndim; d++)
+			chunks[d] = n->chunks[d];
+		chunks[0] *= k ? k : 1;
+		if (chunks[0] > n->shape[0])
+			chunks[0] = n->shape[0] ? n->shape[0] : 1;
+		return;
+	}
+	if (!auto_ && bytes <= KEEP_CONTIGUOUS_MAX)
+		return;
+	while (bytes > AUTO_CHUNK_BYTES) {
+		int big = 0;
+		for (d = 1; d < n->ndim; d++)
+			if (chunks[d] > chunks[big])
+				big = d;
+		if (chunks[big] <= 1)
+			break;
+		bytes = bytes / chunks[big] * ((chunks[big] + 1) / 2);
+		chunks[big] = (chunks[big] + 1) / 2;
+	}
+}
+
+/* hdmf-zarr's zarr_dtype of a compound: [{name, dtype}]. */
+static json_t *compound_zarr_dtype(const nz__xtype *t)
+{
+	json_t *list = json_array();
+	size_t i;
+	for (i = 0; list && i < t->nfields; i++) {
+		const nz__xtype *ft = &t->fields[i].type;
+		const char *name = ft->cls == NZ__XT_STRING ? "str" : nz__xtype_zarr_name(ft);
+		if (json_array_append_new(list, json_pack("{s:s,s:s}", "dtype", name, "name",
+							  t->fields[i].name)) < 0) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
+static int h5_source_read(void *ctx, const uint64_t *start, const uint64_t *count, void *out)
+{
+	nz__h5ds *ds = ctx;
+	const nz__xnode *n = nz__h5ds_node(ds);
+	uint64_t nelem;
+	int err = nz__xnode_count(&nelem, n, count);
+	if (err < 0)
+		return err;
+	return nz__h5ds_read(ds, start, count, out, (size_t)nelem * n->type.size);
+}
+
+/* Fixed-size values: small ones in one read, large ones through the engine. */
+static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, const char *dtype,
+		       uint64_t nelem)
+{
+	uint64_t start[NZ_MAX_DIMS] = { 0 }, one[1] = { 1 };
+	nz_source_ops ops = { NZ_SOURCE_OPS_VERSION, h5_source_read, NULL };
+	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
+	nz_write_stats ws;
+	nz_source *src = NULL;
+	void *buf = NULL;
+	char vdtype[32];
+	size_t bytes;
+	int err;
+
+	if (nz__mul_size(&bytes, (size_t)nelem, n->type.size) < 0)
+		return nz__error_set(NZ_EFORMAT, "'%s' is too large", n->path);
+	x->st.bytes += bytes;
+	if (bytes <= SMALL_BYTES) {
+		if (!(buf = nz__malloc(bytes ? bytes : 1)))
+			return nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
+		err = nz__h5ds_read(ds, start, n->shape, buf, bytes);
+		if (!err)
+			err = nz_array_write_all(a, buf, bytes);
+		nz__free(buf);
+		return err;
+	}
+	/* The engine takes a structured dtype's records as opaque "|V<size>". */
+	if (dtype[0] == '[')
+		snprintf(vdtype, sizeof vdtype, "|V%zu", n->type.size);
+	err = nz_source_from_callback(&src, &ops, ds, dtype[0] == '[' ? vdtype : dtype,
+				      n->ndim ? n->ndim : 1, n->ndim ? n->shape : one);
+	if (err < 0)
+		return err;
+	wo.jobs = x->o.jobs;
+	wo.buffer_size = x->o.buffer_size;
+	wo.progress = x->o.progress;
+	wo.progress_ctx = x->o.progress_ctx;
+	wo.cancel_flag = x->o.cancel_flag;
+	wo.stats = &ws;
+	err = nz_write_array(a, src, &wo);
+	nz_source_free(src);
+	return err;
+}
+
+/* Strings, references and compounds holding them: read whole, written as
+ * '|O' elements (text for strings, JSON for the rest). */
+static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, uint64_t nelem)
+{
+	uint64_t start[NZ_MAX_DIMS] = { 0 };
+	nz__xjson_ctx jc = { nz__x_model_oid, &x->m, x->root_oid, 1 };
+	char **items = NULL;
+	size_t *lens = NULL, i, bytes;
+	unsigned char *buf = NULL;
+	int err = 0, text = n->type.cls == NZ__XT_STRING;
+
+	if (nz__mul_size(&bytes, (size_t)nelem, n->type.size) < 0)
+		return nz__error_set(NZ_EFORMAT, "'%s' is too large", n->path);
+	buf = nz__calloc(1, bytes ? bytes : 1);
+	items = nz__calloc(nelem ? nelem : 1, sizeof *items);
+	lens = nz__calloc(nelem ? nelem : 1, sizeof *lens);
+	if (!buf || !items || !lens) {
+		err = nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
+		goto done;
+	}
+	if ((err = nz__h5ds_read(ds, start, n->shape, buf, bytes)) < 0)
+		goto done;
+	for (i = 0; i < nelem; i++) {
+		const unsigned char *p = buf + i * n->type.size;
+		if (text) {
+			memcpy(&items[i], p, sizeof(char *));
+			lens[i] = strlen(items[i]);
+			continue;
+		}
+		json_t *v = nz__xelem_json(&n->type, p, &jc, 0);
+		err = v ? nz__json_dumps(&items[i], v, NZ_JSON_COMPACT)
+			: nz__error_set(NZ_EUNSUPPORTED, "'%s': element %zu cannot be written as JSON",
+					n->path, i);
+		json_decref(v);
+		if (err < 0)
+			goto done;
+		lens[i] = strlen(items[i]);
+	}
+	x->st.bytes += bytes;
+	if (nelem)
+		err = nz_array_write_all_vlen(a, (const char *const *)items, lens, (size_t)nelem);
+done:
+	if (!text)
+		for (i = 0; items && i < nelem; i++)
+			nz__free(items[i]);
+	nz__xvalues_free(&n->type, buf, (size_t)nelem);
+	nz__free(buf);
+	nz__free(items);
+	nz__free(lens);
+	return err;
+}
+
+static int write_dataset(xctx *x, const nz__xnode *n)
+{
+	static const uint64_t one[1] = { 1 };
+	uint64_t chunks[NZ_MAX_DIMS], nelem;
+	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
+	nz__hdmf_dset d;
+	json_t *attrs = NULL;
+	nz__h5ds *ds = NULL;
+	nz_array *a = NULL;
+	char *dtype = NULL;
+	const char *zd = NULL;
+	int err = 0, objects = nz__xtype_has_pointers(&n->type);
+
+	memset(&d, 0, sizeof d);
+	if ((err = nz__xtype_numpy(&dtype, &n->type)) < 0)
+		goto done;
+	if ((err = nz__xnode_count(&nelem, n, n->shape)) < 0)
+		goto done;
+	choose_chunks(x, n, chunks, objects ? 1 : n->type.size);
+	if (!(attrs = json_deep_copy(n->attrs))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory");
+		goto done;
+	}
+	if (n->scalar)
+		zd = "scalar";
+	else if (n->type.cls == NZ__XT_COMPOUND)
+		json_object_set_new(attrs, "zarr_dtype", compound_zarr_dtype(&n->type));
+	else
+		zd = nz__xtype_zarr_name(&n->type);
+	d.dtype = objects ? "|O" : dtype;
+	d.zarr_dtype = zd;
+	d.object_codec = !objects ? NZ_OBJECT_NONE
+			 : n->type.cls != NZ__XT_STRING ? NZ_OBJECT_JSON2
+			 : n->type.utf8 ? NZ_OBJECT_VLEN_UTF8 : NZ_OBJECT_VLEN_BYTES;
+	d.ndim = n->scalar ? 1 : n->ndim;
+	d.shape = n->scalar ? one : n->shape;
+	d.chunks = chunks;
+	d.compressor = x->o.compressor;
+	d.attrs = attrs;
+	if (n->type.cls == NZ__XT_COMPOUND && !objects) {
+		/* Structured dtypes need zarr's own fill value (base64 zeros). */
+		ao.dtype = dtype;
+		ao.ndim = d.ndim;
+		ao.shape = d.shape;
+		ao.chunks = chunks;
+		ao.compressor = x->o.compressor;
+		err = nz_array_create(&a, x->store, store_path(n->path), &ao);
+		if (!err)
+			err = nz__hdmf_attrs_write(&x->h, store_path(n->path), attrs);
+	} else {
+		err = nz__hdmf_dset_create(&a, &x->h, store_path(n->path), &d);
+	}
+	if (err < 0 || nelem == 0)
+		goto done;
+	if ((err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) < 0)
+		goto done;
+	err = objects ? write_objects(x, a, ds, n, nelem) : write_fixed(x, a, ds, n, dtype, nelem);
+	if (!err) {
+		nz__h5stats hs;
+		nz__h5ds_stats(ds, &hs);
+		x->st.raw_chunks += hs.raw_chunks;
+		x->st.hdf5_reads += hs.hdf5_reads;
+	}
+done:
+	x->st.datasets++;
+	x->st.attributes += json_object_size(n->attrs);
+	nz__h5ds_close(ds);
+	nz_array_free(a);
+	json_decref(attrs);
+	nz__free(dtype);
+	if (err < 0)
+		return nz__error_wrap("exporting '%s'", n->path);
+	return 0;
+}
+
+static int under(const char *path, const char *prefix)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+	return n && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int write_all(xctx *x)
+{
+	json_t *root = json_object(), *spec;
+	size_t i;
+	int err = 0;
+
+	if (!root || !(x->links = json_object()))
+		return nz__error_set(NZ_ENOMEM, "out of memory");
+	spec = x->m.count ? json_object_get(x->m.nodes[0].attrs, ".specloc") : NULL;
+	spec = json_object_get(json_object_get(spec, "value"), "path");
+	x->specloc = json_string_value(spec);
+	x->root_oid = nz__x_model_oid(&x->m, "/");
+	if ((err = collect_links(x)) < 0)
+		goto done;
+	for (i = 0; i < x->m.count && !err; i++) {
+		const nz__xnode *n = &x->m.nodes[i];
+		if (under(n->path, x->specloc))
+			continue;
+		if (n->kind == NZ__X_GROUP)
+			err = write_group(x, n, strcmp(n->path, "/") == 0 ? root : NULL);
+		else if (n->kind == NZ__X_DATASET)
+			err = write_dataset(x, n);
+	}
+	if (err < 0)
+		goto done;
+	if (x->specloc) {
+		/* The file's own cached namespaces, extensions included. hdmf's
+		 * reader opens the file with libhdf5 too, so it holds our lock. */
+		nz__h5_lock();
+		err = nz__hdmf_copy_specs(&x->h, x->f->path, root);
+		nz__h5_unlock();
+		if (err < 0)
+			goto done;
+	}
+	if ((err = nz__hdmf_group(&x->h, "", root)) < 0) {
+		err = nz__error_wrap("exporting group '/'");
+		goto done;
+	}
+	err = nz_consolidate(x->store);
+done:
+	json_decref(root);
+	return err;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(p) != 0 ? -1 : 0;
+}
+
+static int dir_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = 1;
+	if (!d)
+		return 0;
+	while (empty && (e = readdir(d)))
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* Replace only a Zarr store or an empty directory, never other data. */
+static int prepare_dst(const char *dst, int overwrite)
+{
+	struct stat sb;
+	char probe[4096];
+	if (stat(dst, &sb) != 0)
+		return errno == ENOENT ? 0 : nz__error_errno(errno, "cannot stat output", dst);
+	if (!overwrite)
+		return nz__error_set(NZ_EEXISTS, "output '%s' exists (use overwrite)", dst);
+	snprintf(probe, sizeof probe, "%s/.zgroup", dst);
+	if (!S_ISDIR(sb.st_mode) || (stat(probe, &sb) != 0 && !dir_empty(dst)))
+		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not replacing it",
+				     dst);
+	if (nftw(dst, rm_cb, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		return nz__error_errno(errno, "cannot remove the old output", dst);
+	return 0;
+}
+
+int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
+{
+	static const nz_export_opts dflt = NZ_EXPORT_OPTS_INIT;
+	xctx x;
+	double t0 = now_s();
+	int err;
+
+	memset(&x, 0, sizeof x);
+	x.o = opts ? *opts : dflt;
+	if (!src || !dst)
+		return nz__error_set(NZ_EINVAL, "export: source and destination are required");
+	if (x.o.version != NZ_EXPORT_OPTS_VERSION)
+		return nz__error_set(NZ_EINVAL, "export: unknown options version %u", x.o.version);
+	nz__alloc_init();
+	if ((err = nz__h5_open(&x.f, src)) < 0)
+		goto done;
+	if ((err = nz__h5_walk(&x.m, x.f)) < 0)
+		goto done;
+	if ((err = prepare_dst(dst, x.o.overwrite)) < 0)
+		goto done;
+	if ((err = nz_store_open_dir(&x.store, dst, NZ_STORE_CREATE)) < 0)
+		goto done;
+	if ((err = nz__hdmf_init(&x.h, x.store, 0, x.o.compressor)) < 0)
+		goto done;
+	/* The root .zgroup first: a failed export leaves a recognisable Zarr
+	 * store (without .zmetadata) that --overwrite may replace. */
+	if ((err = nz_group_create(x.store, "")) < 0)
+		goto done;
+	err = write_all(&x);
+done:
+	x.st.elapsed_s = now_s() - t0;
+	if (opts && opts->stats)
+		*opts->stats = x.st;
+	json_decref(x.links);
+	nz__free(x.root_oid);
+	nz__xmodel_clear(&x.m);
+	nz_store_free(x.store);
+	nz__h5_close(x.f);
+	if (err < 0)
+		return nz__error_wrap("export '%s' -> '%s'", src, dst);
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* Internal: the Zarr side of verify: an NWB Zarr store (hdmf-zarr's
+ * conventions) as a neutral model, and its values in normalised form. */
+#ifndef NZ_EXPORT_ZREAD_H
+#define NZ_EXPORT_ZREAD_H
+
+#include "export/model.h"
+#include "nwbzarr/store.h"
+#include "nwbzarr/zarr.h"
+
+/** Every group, array, attribute and zarr_link of `store` (sorted). Scalars
+ *  (zarr_dtype "scalar", shape [1]) get ndim 0; "zarr_dtype" and
+ *  "zarr_link" are not kept as attributes; the root's ".specloc" name
+ *  becomes the reference HDF5 holds. */
+int nz__z_walk(nz__xmodel *out, nz_store *store);
+
+/** Read [start, start+count) of array `a` (described by `n`) in normalised
+ *  form into `out` (len bytes). Object arrays ('|O') are read whole only
+ *  (start 0, count = shape). Thread-safe for a shared `a`. */
+int nz__z_read(nz_array *a, const nz__xnode *n, const uint64_t *start, const uint64_t *count,
+	       void *out, size_t len);
+
+#endif

@@ -1,0 +1,202 @@
+/* Internal: hdmf-zarr's storage conventions on top of the Zarr core.
+ *
+ * hdmf-zarr 0.6 (what pynwb's NWBZarrIO reads) stores a typed HDMF object as
+ * a Zarr group or array whose .zattrs carry
+ *   "neurodata_type" / "namespace" / "object_id" (a UUID4),
+ * every dataset also carries "zarr_dtype" (its HDMF dtype spelling), HDF5
+ * scalars become shape [1] arrays tagged "zarr_dtype": "scalar", links are
+ * entries of the parent group's "zarr_link" list, and object references are
+ * dicts {source, path, object_id, source_object_id}: inside an attribute as
+ * {"zarr_dtype": "object", "value": ref}, inside a dataset as elements of a
+ * '|O' array. We store reference datasets with numcodecs' json2 codec (not
+ * pickle) so non-Python readers can decode them; hdmf-zarr reads both.
+ * docs/format.md ("HDMF/NWB mapping") gives the full table.
+ *
+ * This layer knows HDMF (typed objects, tables, references, the cached
+ * schema) but nothing of NWB; src/nwb and src/export build on it.
+ *
+ * Contract shared by every function here:
+ *  - 0 or a negative nz_error_code with a message naming the path;
+ *  - paths are store paths without a leading '/' ("" = root, "general/x");
+ *    reference/link *targets* are absolute HDMF paths ("/general/x");
+ *  - json_t arguments are borrowed (the caller keeps its reference);
+ *  - an nz__hdmf is used by one thread at a time (object ids are drawn from
+ *    its generator in call order, which is what makes a seeded file
+ *    reproducible); the store it wraps may be shared with the engine.
+ */
+#ifndef NZ_HDMF_HDMF_H
+#define NZ_HDMF_HDMF_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "nwbzarr/store.h"
+#include "nwbzarr/zarr.h"
+
+/** Length of a textual UUID including its NUL. */
+#define NZ_HDMF_OID_LEN 37
+
+/** Writer context: the store, the object-id generator and the defaults for
+ *  small datasets. Fields are read-only for callers after nz__hdmf_init. */
+typedef struct nz__hdmf {
+	nz_store *store;          /**< borrowed; outlives the context */
+	nz_compressor compressor; /**< for small datasets (hdmf's default Blosc lz4) */
+	uint64_t rng;             /**< seeded generator state (seeded != 0) */
+	int seeded;               /**< 0: ids from getrandom(), else from rng */
+	char root_oid[NZ_HDMF_OID_LEN]; /**< object_id of "/" (source_object_id of refs) */
+} nz__hdmf;
+
+/** Prepare a context on `store`. seed 0 = random object ids (getrandom);
+ *  any other seed makes the sequence of ids a pure function of the seed (for
+ *  reproducible files and tests). compressor NULL = NZ_COMPRESSOR_INIT. The
+ *  root object id is drawn first. Nothing is written. */
+int nz__hdmf_init(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor);
+
+/** Draw the next UUID4 ("xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx"). */
+int nz__hdmf_uuid4(nz__hdmf *h, char out[NZ_HDMF_OID_LEN]);
+
+/** numpy's name of a dtype string as hdmf writes it into zarr_dtype for
+ *  data built from numpy arrays ("<f4" -> "float32", "|b1" -> "bool_");
+ *  NULL for dtypes without one (structured, big-endian, '|O'). */
+const char *nz__hdmf_dtype_name(const char *dtype);
+
+/* ---- attributes ------------------------------------------------------ */
+
+/** Serialise `attrs` (a JSON object) as the .zattrs of `path`. */
+int nz__hdmf_attrs_write(nz__hdmf *h, const char *path, const json_t *attrs);
+
+/** Add the typing attributes namespace/neurodata_type/object_id to `attrs`.
+ *  oid NULL = draw a new id; oid_out (may be NULL) receives the id used. */
+int nz__hdmf_set_type(json_t *attrs, nz__hdmf *h, const char *ns, const char *type,
+		      const char *oid, char *oid_out);
+
+/** A new reference dict {object_id, path, source: ".", source_object_id}
+ *  to the object at absolute path `target` (oid NULL -> JSON null, as
+ *  hdmf-zarr writes for untyped targets). NULL when out of memory. */
+json_t *nz__hdmf_ref(const nz__hdmf *h, const char *target, const char *oid);
+
+/** Set attribute `name` of `attrs` to a reference attribute
+ *  {"value": ref, "zarr_dtype": "object"}. */
+int nz__hdmf_set_ref_attr(json_t *attrs, const nz__hdmf *h, const char *name,
+			  const char *target, const char *oid);
+
+/** Append a soft link {name, path: target, source: "."} to the "zarr_link"
+ *  list of the group attributes `attrs` (created when missing). */
+int nz__hdmf_add_link(json_t *attrs, const char *name, const char *target);
+
+/* ---- groups ---------------------------------------------------------- */
+
+/** Create group `path` (parents too) and, when attrs is not NULL, write
+ *  them as its .zattrs. */
+int nz__hdmf_group(nz__hdmf *h, const char *path, const json_t *attrs);
+
+/* ---- datasets -------------------------------------------------------- */
+
+/** Description of a dataset. Zero-initialise, then set what applies. */
+typedef struct nz__hdmf_dset {
+	const char *dtype;          /**< numpy dtype for .zarray: "<i2", "<f8", "|b1", "|O" */
+	const char *zarr_dtype;     /**< the zarr_dtype attribute: "int64", "<i2", "float",
+				       "str", "bytes", "object", "scalar", ... */
+	nz_object_codec object_codec; /**< for "|O" */
+	int ndim;                   /**< 1..NZ_MAX_DIMS */
+	const uint64_t *shape;
+	const uint64_t *chunks;     /**< NULL = one chunk (shape, 0 -> 1), hdmf's choice
+				       for data written from memory */
+	const nz_compressor *compressor; /**< NULL = the context's; id "none" = null */
+	const char *ns, *type;      /**< neurodata type; NULL = untyped */
+	const char *oid;            /**< object id to use (typed only); NULL = draw */
+	char *oid_out;              /**< receives the id (NZ_HDMF_OID_LEN), may be NULL */
+	const json_t *attrs;        /**< extra attributes, may be NULL */
+} nz__hdmf_dset;
+
+/** Create the array at `path` with its .zarray and .zattrs (zarr_dtype,
+ *  typing and extra attributes). Fill values follow hdmf-zarr: 0 for object
+ *  and integer arrays, 0.0 for floats, false for bool. *out is the open
+ *  array for writing data (free with nz_array_free); out may be NULL when
+ *  the caller only wants the metadata (an empty or fill-valued array). */
+int nz__hdmf_dset_create(nz_array **out, nz__hdmf *h, const char *path, const nz__hdmf_dset *d);
+
+/** Write a dense fixed-size dataset in one go (small data from memory). */
+int nz__hdmf_dset_write(nz__hdmf *h, const char *path, const nz__hdmf_dset *d, const void *data,
+			size_t len);
+
+/** Write a 1-D text dataset of `n` strings ('|O'; codec vlen-utf8 or
+ *  vlen-bytes). zarr_dtype defaults to "str" (utf8) / "bytes". */
+int nz__hdmf_text_list(nz__hdmf *h, const char *path, const char *const *items, size_t n,
+		       nz_object_codec codec, const nz__hdmf_dset *d);
+
+/** A scalar string: shape [1], zarr_dtype "scalar", vlen-utf8 (text) or
+ *  vlen-bytes (ISO-8601 datetimes, as hdmf-zarr writes them). */
+int nz__hdmf_scalar_text(nz__hdmf *h, const char *path, const char *text, nz_object_codec codec,
+			 const json_t *attrs);
+
+/** A scalar float64 (shape [1], "<f8", zarr_dtype "scalar"). */
+int nz__hdmf_scalar_f64(nz__hdmf *h, const char *path, double v, const json_t *attrs);
+
+/** A 1-D dataset of `n` object references (json2 codec). refs[i] are
+ *  reference dicts (nz__hdmf_ref). zarr_dtype "object". */
+int nz__hdmf_ref_list(nz__hdmf *h, const char *path, json_t *const *refs, size_t n,
+		      const nz__hdmf_dset *d);
+
+/* ---- DynamicTable ---------------------------------------------------- */
+
+/** A DynamicTable being written: columns are written as they are added and
+ *  colnames/id when it is finished. Rows must agree across columns. */
+typedef struct nz__hdmf_table nz__hdmf_table;
+
+/** Start the table group `path` (absolute-free store path), typed
+ *  ns:type (e.g. "hdmf-common", "DynamicTable"), with `description`. oid
+ *  NULL = draw one; the id is readable with nz__hdmf_table_oid. */
+int nz__hdmf_table_begin(nz__hdmf_table **out, nz__hdmf *h, const char *path, const char *ns,
+			 const char *type, const char *description, const char *oid, uint64_t nrows);
+
+const char *nz__hdmf_table_oid(const nz__hdmf_table *t);
+
+/** A 1-D VectorData column of nrows fixed-size elements of `dtype` ("<f8",
+ *  "|b1", ...) from `data` (len bytes). zarr_dtype e.g. "float". */
+int nz__hdmf_table_col(nz__hdmf_table *t, const char *name, const char *description,
+		       const char *dtype, const char *zarr_dtype, const void *data, size_t len);
+
+/** A VectorData column of text (vlen-utf8, zarr_dtype "str"). */
+int nz__hdmf_table_col_text(nz__hdmf_table *t, const char *name, const char *description,
+			    const char *const *items);
+
+/** A VectorData column of object references (json2, zarr_dtype "object"). */
+int nz__hdmf_table_col_refs(nz__hdmf_table *t, const char *name, const char *description,
+			    json_t *const *refs);
+
+/** A ragged column: VectorData `name` with `ndata` float64 values and its
+ *  VectorIndex `name`_index (nrows end offsets, "<u8"/"uint64"; ends[i]
+ *  ends row i) whose `target` attribute references the data. Offsets that
+ *  decrease or pass ndata are NZ_EINVAL. */
+int nz__hdmf_table_col_ragged_f64(nz__hdmf_table *t, const char *name, const char *description,
+				  const double *data, size_t ndata, const uint64_t *ends);
+
+/** A DynamicTableRegion column: nrows int64 row numbers into the table at
+ *  absolute path `table_path` with object id `table_oid`. */
+int nz__hdmf_table_col_region(nz__hdmf_table *t, const char *name, const char *description,
+			      const int64_t *rows, const char *table_path, const char *table_oid);
+
+/** Write id (ElementIdentifiers, "<i8"; ids NULL = 0..nrows-1) and the
+ *  table's attributes (colnames in the order columns were added), then free
+ *  the table. Frees it on failure too. */
+int nz__hdmf_table_end(nz__hdmf_table *t, const int64_t *ids);
+
+/** Free an unfinished table (nothing more is written). NULL ok. */
+void nz__hdmf_table_free(nz__hdmf_table *t);
+
+/** A standalone DynamicTableRegion dataset at `path` (e.g. an
+ *  ElectricalSeries' electrodes): n int64 rows, typed hdmf-common. */
+int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, const int64_t *rows,
+		    size_t n, const char *table_path, const char *table_oid);
+
+/* ---- cached schema --------------------------------------------------- */
+
+/** Copy the cached schema (/specifications/<namespace>/<version>/<doc>) of
+ *  an existing NWB file, HDF5 (.nwb) or Zarr (a directory), into
+ *  specifications/ of this store as json2 '|O' scalars (uncompressed, as
+ *  hdmf-zarr writes them), and set the root's ".specloc" in `root_attrs`.
+ *  A file without /specifications is NZ_ENOTFOUND naming it. */
+int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs);
+
+#endif

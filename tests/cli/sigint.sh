@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Ctrl-C during `convert`: the engine's cancel flag stops the write, the
+# error says so, the exit status is 1 and the output has no .zmetadata.
+set -uo pipefail
+T="$NZ_TMP/cli_sigint"
+rm -rf "$T" && mkdir -p "$T"
+# 4 s of 384 channels, compressed slowly (zlib 9, one thread): seconds of work
+"$NZ_PYTHON" -c "import numpy as np; np.random.default_rng(2).integers(-3000, 3000, (120000, 384), dtype='<i2').tofile('$T/rec.bin')"
+"$NZ_CLI" convert "$T/rec.bin" -o "$T/out.nwb.zarr" --channels 384 --rate 30000 -j1 \
+	--compressor zlib --clevel 9 2>"$T/err.txt" &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+cat "$T/err.txt"
+[ "$rc" -eq 1 ] || { echo "FAIL: exit $rc, expected 1"; exit 1; }
+grep -q '^nwbzarr: .*canceled' "$T/err.txt" || { echo "FAIL: no 'canceled' message"; exit 1; }
+grep -q 'incomplete' "$T/err.txt" || { echo "FAIL: not reported incomplete"; exit 1; }
+[ ! -e "$T/out.nwb.zarr/.zmetadata" ] || { echo "FAIL: .zmetadata written"; exit 1; }
+rm -rf "$T"
+echo ok

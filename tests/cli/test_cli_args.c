@@ -1,0 +1,71 @@
+/* The pure argument parser of the CLI. */
+#include "args.h"
+#include "test.h"
+
+static int parse(nzc_args *a, char *err, int argc, char **argv)
+{
+	return nzc_parse_args(a, argc, argv, err, 256);
+}
+
+#define ARGV(...) ((char *[]){"nwbzarr", __VA_ARGS__})
+#define N(...) ((int)(sizeof((char *[]){"nwbzarr", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(a, err, ...) parse(a, err, N(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+int main(void)
+{
+	nzc_args a;
+	char err[256];
+	char *none[] = {"nwbzarr"};
+
+	ASSERT_EQ_INT(parse(&a, err, 1, none), -1);
+	ASSERT_CONTAINS(err, "no command");
+	ASSERT_EQ_INT(PARSE(&a, err, "--version"), 0);
+	ASSERT_EQ_INT(a.cmd, NZC_VERSION);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "--help"), 0);
+	ASSERT(a.help && a.cmd == NZC_CONVERT);
+	ASSERT_CONTAINS(nzc_usage(NZC_CONVERT), "--chunks");
+
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "rec.bin", "-o", "out.zarr", "--channels", "384",
+			    "--rate=30000", "-j4", "--chunks", "1000,64", "--dtype", "int16",
+			    "--offset", "8", "--overwrite", "--json", "--compressor", "zstd",
+			    "--clevel", "3", "--seed", "5", "--meta", "s.json"), 0);
+	ASSERT_EQ_STR(a.input, "rec.bin");
+	ASSERT_EQ_STR(a.output, "out.zarr");
+	ASSERT_EQ_U64(a.channels, 384);
+	ASSERT(a.rate == 30000);
+	ASSERT_EQ_INT(a.jobs, 4);
+	ASSERT(a.have_chunks && a.chunks[0] == 1000 && a.chunks[1] == 64);
+	ASSERT_EQ_U64(a.offset, 8);
+	ASSERT(a.overwrite && a.json);
+	ASSERT_EQ_INT(a.clevel, 3);
+	ASSERT_EQ_U64(a.seed, 5);
+	ASSERT_EQ_STR(a.meta, "s.json");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--jobs", "2"), 0);
+	ASSERT_EQ_INT(a.jobs, 2);
+	ASSERT_EQ_INT(a.clevel, -1);
+
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--channels", "0"), -1);
+	ASSERT_CONTAINS(err, "--channels");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--rate", "-5"), -1);
+	ASSERT_CONTAINS(err, "--rate");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--chunks", "10"), -1);
+	ASSERT_CONTAINS(err, "ROWS,COLS");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-j", "x"), -1);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o"), -1);
+	ASSERT_CONTAINS(err, "needs a value");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r"), -1);
+	ASSERT_CONTAINS(err, "-o");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "-o", "o"), -1);
+	ASSERT_CONTAINS(err, "RECORDING");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "s", "-o", "o"), -1);
+	ASSERT_CONTAINS(err, "unexpected argument 's'");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--frobnicate"), -1);
+	ASSERT_CONTAINS(err, "--frobnicate");
+	ASSERT_EQ_INT(PARSE(&a, err, "info", "f", "--channels", "3"), -1);
+	ASSERT_CONTAINS(err, "for info");
+	ASSERT_EQ_INT(PARSE(&a, err, "explode"), -1);
+	ASSERT_CONTAINS(err, "unknown command 'explode'");
+	ASSERT_EQ_INT(PARSE(&a, err, "info", "f.zarr", "--json"), 0);
+	ASSERT(a.cmd == NZC_INFO && a.json);
+	return 0;
+}

@@ -1,0 +1,197 @@
+/* The NWB builder API: what it writes beyond the reference file (subject,
+ * channel_conversion, timestamps) and how it refuses bad calls. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char out[1024];
+
+static int exists(const char *rel)
+{
+	char p[1200];
+	snprintf(p, sizeof p, "%s/%s", out, rel);
+	return access(p, F_OK) == 0;
+}
+
+static void base_opts(nz_nwb_opts *o)
+{
+	*o = (nz_nwb_opts)NZ_NWB_OPTS_INIT;
+	o->identifier = "api-test";
+	o->session_description = "api test";
+	o->session_start_time = "2024-01-02T03:04:05Z";
+	o->file_create_date = "2024-01-02T03:04:05.123+05:30";
+	o->object_id_seed = 9;
+	o->jobs = 2;
+}
+
+static void test_create_errors(void)
+{
+	nz_nwb_opts o;
+	nz_nwb *f = NULL;
+	char cmd[2200];
+	base_opts(&o);
+	o.identifier = NULL;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "identifier");
+	base_opts(&o);
+	o.session_start_time = "2024-01-02T03:04:05"; /* no time zone */
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "2024-01-02T03:04:05");
+	ASSERT_CONTAINS(nz_error_last()->message, "time zone");
+	base_opts(&o);
+	o.timestamps_reference_time = "yesterday";
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "timestamps_reference_time");
+	ASSERT(f == NULL && !exists(""));
+
+	/* an existing non-Zarr directory is never replaced, even with overwrite */
+	snprintf(cmd, sizeof cmd, "mkdir -p '%s' && touch '%s/precious'", out, out);
+	ASSERT(system(cmd) == 0);
+	base_opts(&o);
+	ASSERT_ERR(NZ_EEXISTS, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, out);
+	ASSERT_CONTAINS(nz_error_last()->message, "--overwrite");
+	o.overwrite = 1;
+	ASSERT_ERR(NZ_EEXISTS, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "not a Zarr store");
+	ASSERT(exists("precious"));
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+	ASSERT(system(cmd) == 0);
+}
+
+static void test_build(void)
+{
+	nz_nwb_opts o;
+	nz_nwb *f = NULL;
+	nz_nwb_subject sub = NZ_NWB_SUBJECT_INIT;
+	nz_nwb_electrode e = NZ_NWB_ELECTRODE_INIT;
+	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
+	nz_source *src = NULL;
+	int16_t data[10][3];
+	double stamps[10];
+	float cc[3] = {1, 2, 3};
+	int64_t rows_bad[3] = {0, 1, 7};
+	uint64_t shape[2] = {10, 3};
+	char *attrs = NULL;
+
+	for (int i = 0; i < 10; i++) {
+		stamps[i] = 0.5 * i;
+		for (int c = 0; c < 3; c++)
+			data[i][c] = (int16_t)(i * 100 - c);
+	}
+	base_opts(&o);
+	ASSERT_OK(nz_nwb_create(&f, out, &o));
+	sub.subject_id = "m1";
+	sub.age = "P90D";
+	sub.date_of_birth = "2023-10-04T00:00:00Z";
+	ASSERT_OK(nz_nwb_set_subject(f, &sub));
+	ASSERT_ERR(NZ_EEXISTS, nz_nwb_set_subject(f, &sub));
+
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_device(f, "a/b", NULL, NULL));
+	ASSERT_CONTAINS(nz_error_last()->message, "a/b");
+	ASSERT_OK(nz_nwb_add_device(f, "probe", NULL, "IMEC"));
+	ASSERT_ERR(NZ_EEXISTS, nz_nwb_add_device(f, "probe", NULL, NULL));
+	ASSERT_ERR(NZ_ENOTFOUND, nz_nwb_add_electrode_group(f, "g0", "d", "CA1", "nodevice"));
+	ASSERT_CONTAINS(nz_error_last()->message, "nodevice");
+	ASSERT_OK(nz_nwb_add_electrode_group(f, "g0", "d", "CA1", "probe"));
+	e.group = "g1";
+	ASSERT_ERR(NZ_ENOTFOUND, nz_nwb_add_electrodes(f, &e, 3, 1));
+	ASSERT_CONTAINS(nz_error_last()->message, "g1");
+	e.group = "g0";
+	ASSERT_OK(nz_nwb_add_electrodes(f, &e, 2, 1));
+	{
+		nz_nwb_electrode two[2] = {e, e};
+		two[1].group = "nogroup";
+		ASSERT_ERR(NZ_ENOTFOUND, nz_nwb_add_electrodes(f, two, 2, 0));
+		ASSERT_CONTAINS(nz_error_last()->message, "electrode 3");
+		ASSERT_EQ_U64(nz_nwb_electrode_count(f), 2); /* all or none */
+	}
+
+	ASSERT_OK(nz_source_from_memory(&src, data, "<i2", 2, shape));
+	so.name = "es";
+	so.rate = 1000;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_electrical_series(f, &so, src));
+	ASSERT_CONTAINS(nz_error_last()->message, "3 channels but 2 electrodes");
+	ASSERT_OK(nz_nwb_add_electrodes(f, &e, 1, 1));
+	so.electrodes = rows_bad;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_electrical_series(f, &so, src));
+	ASSERT_CONTAINS(nz_error_last()->message, "row 7");
+	so.electrodes = NULL;
+	so.rate = 0;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_electrical_series(f, &so, src));
+	ASSERT_CONTAINS(nz_error_last()->message, "rate");
+	so.module = "ecephys";
+	so.rate = 1000;
+	ASSERT_ERR(NZ_ENOTFOUND, nz_nwb_add_electrical_series(f, &so, src));
+	ASSERT_CONTAINS(nz_error_last()->message, "ecephys");
+	ASSERT_OK(nz_nwb_add_processing_module(f, "ecephys", "processed"));
+	so.rate = 0;
+	so.timestamps = stamps;
+	so.n_timestamps = 10;
+	so.channel_conversion = cc;
+	so.filtering = "300 Hz high-pass";
+	ASSERT_OK(nz_nwb_add_electrical_series(f, &so, src));
+	so.unit = NULL;
+	so.name = "ts";
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_timeseries(f, &so, src));
+	ASSERT_CONTAINS(nz_error_last()->message, "unit");
+	nz_source_free(src);
+
+	/* not closed yet: no .zmetadata, so the file does not look complete */
+	ASSERT(!exists(".zmetadata"));
+	ASSERT(exists("processing/ecephys/es/timestamps/.zarray"));
+	ASSERT_OK(nz_nwb_close(f));
+	ASSERT(exists(".zmetadata"));
+	ASSERT(!exists("specifications")); /* no spec_from: no cached schema */
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_close(f));
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_device(f, "late", NULL, NULL));
+	ASSERT_CONTAINS(nz_error_last()->message, "closed");
+	nz_nwb_free(f);
+	nz_nwb_free(NULL);
+
+	nz_store *st = NULL;
+	ASSERT_OK(nz_store_open_dir(&st, out, NZ_STORE_READ));
+	ASSERT_OK(nz_attrs_read(&attrs, st, "processing/ecephys/es/channel_conversion"));
+	ASSERT_CONTAINS(attrs, "\"axis\":1");
+	nz_free(attrs);
+	ASSERT_OK(nz_attrs_read(&attrs, st, "processing/ecephys/es"));
+	ASSERT_CONTAINS(attrs, "\"filtering\":\"300 Hz high-pass\"");
+	nz_free(attrs);
+	ASSERT_OK(nz_attrs_read(&attrs, st, "general/subject/age"));
+	ASSERT_CONTAINS(attrs, "\"reference\":\"birth\"");
+	nz_free(attrs);
+	ASSERT_OK(nz_attrs_read(&attrs, st, "processing/ecephys/es/timestamps"));
+	ASSERT_CONTAINS(attrs, "\"interval\":1");
+	nz_free(attrs);
+	/* the electrodes table has no x/y/z/imp/filtering columns: no row set them */
+	ASSERT_OK(nz_attrs_read(&attrs, st, "general/extracellular_ephys/electrodes"));
+	ASSERT_CONTAINS(attrs, "\"colnames\":[\"location\",\"group\",\"group_name\"]");
+	nz_free(attrs);
+	nz_store_free(st);
+}
+
+static void test_default_chunks(void)
+{
+	uint64_t chunks[2], shape[2] = {1800000, 384}, small[1] = {10};
+	nz_nwb_default_chunks(chunks, 2, shape, 2);
+	ASSERT_EQ_U64(chunks[1], 384);
+	ASSERT_EQ_U64(chunks[0], (4u << 20) / (384 * 2));
+	nz_nwb_default_chunks(chunks, 1, small, 8);
+	ASSERT_EQ_U64(chunks[0], 10);
+}
+
+int main(void)
+{
+	snprintf(out, sizeof out, "%s/nwb_api.nwb.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
+	char cmd[1100];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+	ASSERT(system(cmd) == 0);
+	test_create_errors();
+	test_build();
+	test_default_chunks();
+	return 0;
+}
