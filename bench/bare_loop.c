@@ -3,8 +3,9 @@
  * them with blosc_compress_ctx (same codec, one internal thread each) on N
  * threads and writes one plain file per chunk: no metadata, no atomic
  * rename, no format at all. It does the same gather work as the engine
- * (bands of G chunks sharing rows, rows read in 1 MiB blocks) so the
- * comparison is honest; chunks spanning all channels are read directly.
+ * (bands of G chunks sharing rows, rows read in 1 MiB blocks, G from the
+ * same 160 MiB budget) so the comparison is honest; chunks spanning all
+ * channels are read directly.
  *
  * usage: bare_loop IN OUTDIR --channels N --chunks R,C [--cname lz4]
  *        [--clevel 5] [--shuffle 1] [-j N] [--band G] */

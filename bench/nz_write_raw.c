@@ -5,7 +5,7 @@
  * usage: nz_write_raw IN OUT --channels N --chunks R,C [--dtype <i2]
  *        [--header BYTES] [--compressor blosc|zstd|lz4|zlib|none]
  *        [--cname lz4] [--clevel 5] [--shuffle 1] [-j N] [--buffer-size MiB]
- *        [--quiet] [--json] */
+ *        [--task-chunks R,C] [--quiet] [--json] */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,7 +46,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: nz_write_raw IN OUT --channels N --chunks R,C [--dtype <i2] "
 			"[--header BYTES] [--compressor blosc] [--cname lz4] [--clevel 5] "
-			"[--shuffle 1] [-j N] [--buffer-size MiB] [--quiet] [--json]\n");
+			"[--shuffle 1] [-j N] [--buffer-size MiB] [--task-chunks R,C] [--quiet] [--json]\n");
 	return 2;
 }
 
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	nz_source *src = NULL;
 	nz_store *st = NULL;
 	nz_array *arr = NULL;
-	uint64_t chunks[2] = {0, 0};
+	uint64_t chunks[2] = {0, 0}, task[2] = {0, 0};
 	int quiet = 0, json = 0, err = 0, i;
 	const char *in, *out;
 
@@ -90,6 +90,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--chunks")) {
 			if (sscanf(v, "%" SCNu64 ",%" SCNu64, &chunks[0], &chunks[1]) != 2)
 				return usage();
+		} else if (!strcmp(a, "--task-chunks")) {
+			if (sscanf(v, "%" SCNu64 ",%" SCNu64, &task[0], &task[1]) != 2)
+				return usage();
+			wo.task_chunks = task;
 		} else if (!strcmp(a, "--compressor"))
 			comp.id = v;
 		else if (!strcmp(a, "--cname"))

@@ -8,6 +8,8 @@
  *   to the first (json_equal), and emitting that again gives the same text
  *   (the emitter is a pure function of the value).
  * - The emitted text is ASCII only (ensure_ascii=True).
+ * - Python's bare NaN/Infinity/-Infinity parse to non-finite values, at most
+ *   one per token (counted by a scanner of our own): no string becomes one.
  * - The first 8 bytes read as a double: nz__json_emit_double writes text
  *   that strtod reads back as the same double (Python's repr property), or
  *   NaN/Infinity/-Infinity for non-finite values. */
@@ -48,6 +50,44 @@ static void check_double(const uint8_t *data, size_t size)
 	}
 }
 
+/* Bare NaN/Infinity tokens outside strings, counted by a scanner of our own
+ * ("-Infinity" holds "Infinity": one each). */
+static size_t count_bare(const uint8_t *t, size_t n)
+{
+	size_t count = 0;
+	int in_str = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (in_str) {
+			if (t[i] == '\\')
+				i++;
+			else if (t[i] == '"')
+				in_str = 0;
+		} else if (t[i] == '"') {
+			in_str = 1;
+		} else if ((n - i >= 3 && memcmp(t + i, "NaN", 3) == 0) ||
+			   (n - i >= 8 && memcmp(t + i, "Infinity", 8) == 0)) {
+			count++;
+		}
+	}
+	return count;
+}
+
+/* Non-finite markers among the values of the tree. */
+static size_t count_markers(const json_t *v)
+{
+	const char *key;
+	json_t *item;
+	size_t i, count = 0;
+	double d;
+	if (nz__json_is_nonfinite(v, &d))
+		return 1;
+	json_array_foreach(v, i, item)
+		count += count_markers(item);
+	json_object_foreach((json_t *)v, key, item)
+		count += count_markers(item);
+	return count;
+}
+
 static void check_roundtrip(const json_t *value, nz_json_style style)
 {
 	char *text = NULL, *again = NULL;
@@ -79,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(value == NULL);
 		return 0;
 	}
+	/* No string ever becomes a non-finite value: at most one per bare token
+	 * (fewer when a duplicate key drops one, as Python's json does). */
+	CHECK(count_markers(value) <= count_bare(data, size));
 	check_roundtrip(value, NZ_JSON_ZARR);
 	check_roundtrip(value, NZ_JSON_COMPACT);
 	json_decref(value);

@@ -17,6 +17,14 @@ echo "== release build + all tests"
 build build
 (cd build && ctest --output-on-failure -j "$jobs")
 
+# The MPI driver (docs/mpi.md): only the CLI differs, so build just it.
+if command -v mpirun >/dev/null; then
+  echo "== MPI build (-DNZ_MPI=ON) + mpirun tests"
+  cmake -S . -B build-mpi -DNZ_WERROR=ON -DNZ_MPI=ON >/dev/null
+  cmake --build build-mpi -j "$jobs" --target nwbzarr-cli >/dev/null
+  (cd build-mpi && ctest --output-on-failure -L mpi)
+fi
+
 if [ "${NZ_QUICK:-0}" != 1 ]; then
   echo "== ASan + UBSan build + all tests"
   build build-asan -DCMAKE_BUILD_TYPE=Debug -DNZ_SANITIZE="address;undefined"

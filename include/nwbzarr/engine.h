@@ -10,7 +10,8 @@
  * that several processes share one write.
  *
  * Output does not depend on the number of jobs: each chunk's bytes depend on
- * its data only, so the files are identical for any `jobs`.
+ * its data only, so the files are identical for any `jobs`. Memory is
+ * bounded by nz_write_opts.buffer_size, not by the size of the data.
  *
  * Thread safety: an nz_source may be read from many threads at once (that is
  * its contract; user callbacks must honour it). An nz_plan is immutable after
@@ -82,6 +83,17 @@ NZ_EXTERN int nz_source_from_callback(nz_source **out, const nz_source_ops *ops,
 				      const char *dtype, int ndim, const uint64_t *shape);
 
 NZ_EXTERN void nz_source_free(nz_source *src);
+
+/** Source hint: whole rows (every index of the trailing dimensions) cost
+ *  little more to read than part of them, as in contiguous row-major
+ *  storage. The engine then reads whole rows once and gathers a band of
+ *  chunks from them, instead of reading each chunk's box. Raw sources have
+ *  it from the start. */
+#define NZ_SOURCE_ROWS 1u
+
+/** Set the NZ_SOURCE_* hints of a source (before any write uses it; not
+ *  thread-safe). Unknown bits are NZ_EINVAL. */
+NZ_EXTERN int nz_source_set_flags(nz_source *src, unsigned int flags);
 
 NZ_EXTERN int nz_source_ndim(const nz_source *src);
 NZ_EXTERN const uint64_t *nz_source_shape(const nz_source *src);
@@ -156,8 +168,10 @@ typedef struct nz_write_opts {
 	 *  the chunks of its task plus about one chunk of encoded output, so
 	 *  the budget bounds the task width and the number of workers: fewer
 	 *  than `jobs` run if it cannot feed them all (at least one always
-	 *  runs, even when a single chunk exceeds it). 0 = the default, 160
-	 *  MiB: about 140 MiB peak RSS at 2 jobs with 9.6 MB chunks. */
+	 *  runs, even when a single chunk exceeds it). For a row-major source
+	 *  a wider budget means wider bands, so rows are read fewer times.
+	 *  0 = the default, 160 MiB: about 140 MiB peak RSS at 2 jobs with
+	 *  hdmf's 9.6 MB chunks. */
 	size_t buffer_size;
 	/** Chunks per task along each dimension; NULL = chosen from the budget
 	 *  (a band of chunks sharing rows, so a row-major source is read once). */

@@ -46,6 +46,15 @@ typedef struct nz_nwb nz_nwb;
 #define NZ_NWB_VERSION "2.6.0"
 
 /** Options of nz_nwb_create: the NWBFile's own fields and how to write. */
+/** What nz_nwb_opts.resume found, summed over the series written. */
+typedef struct nz_nwb_resume_info {
+	uint64_t chunks_kept;     /**< data chunks already stored whole: kept */
+	uint64_t chunks_repaired; /**< stored but corrupt (not decodable or wrong
+				     data): written again */
+	uint64_t chunks_written;  /**< missing: written */
+	uint64_t temp_removed;    /**< temporary files of the dead writer removed */
+} nz_nwb_resume_info;
+
 typedef struct nz_nwb_opts {
 	unsigned int version; /**< NZ_NWB_OPTS_VERSION */
 	/* required */
@@ -72,8 +81,9 @@ typedef struct nz_nwb_opts {
 	/** Copy the cached schema (/specifications) from this NWB file (HDF5 or
 	 *  Zarr); NULL = write no schema (readers then use their bundled one). */
 	const char *spec_from;
-	/** 0 = random object ids; otherwise ids are a function of the seed,
-	 *  so the same input gives the same bytes (tests, reproducibility). */
+	/** Object ids are a function of this seed, so the same input gives
+	 *  the same bytes (tests, reproducibility); 0 = a random seed, kept in
+	 *  the incomplete marker so that a resume draws the same ids. */
 	uint64_t object_id_seed;
 	/** Compressor of every dataset unless a series says otherwise;
 	 *  NULL = hdmf-zarr's default, Blosc lz4 clevel 5 byte-shuffle. */
@@ -85,12 +95,37 @@ typedef struct nz_nwb_opts {
 	/** When non-NULL and set to non-zero (e.g. by a SIGINT handler), the
 	 *  current series write stops with NZ_ECANCELED. */
 	const volatile sig_atomic_t *cancel_flag;
+	/* Several processes writing one file (MPI; docs/mpi.md). One process
+	 * writes the metadata with both set, every process then writes its
+	 * part of each series' data with nz_write_array (nz_write_opts.part),
+	 * and one calls nz_nwb_finalise. Both 0 = an ordinary write. */
+	/** 1 = series data arrays are created (.zarray, .zattrs) but none of
+	 *  their chunks is written. */
+	int skip_series_data;
+	/** 1 = nz_nwb_close writes everything but .zmetadata: the file stays
+	 *  incomplete until nz_nwb_finalise. */
+	int skip_finalise;
+	/* Crash safety (docs/reliability.md). */
+	/** 1 = fsync every file and directory written, so the finished file
+	 *  survives a power loss; 0 = one sync() of the system at close. */
+	int fsync;
+	/** 1 = continue an interrupted write of `path`: options and calls must
+	 *  be those of the interrupted run; every metadata document must come
+	 *  out the same (else NZ_EMISMATCH naming it), chunks already stored
+	 *  whole are kept, others (missing or corrupt) are written. The object
+	 *  ids and default create date come from the store's marker. A `path`
+	 *  that does not exist is written from scratch; a complete one is
+	 *  NZ_EEXISTS. Not with overwrite. */
+	int resume;
+	/** Out, may be NULL: what a resume found (all 0 otherwise). */
+	nz_nwb_resume_info *resume_info;
 } nz_nwb_opts;
 
 #define NZ_NWB_OPTS_VERSION 1
 #define NZ_NWB_OPTS_INIT { NZ_NWB_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, \
 			   NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, \
-			   NULL, NULL }
+			   NULL, NULL, /* skip_series_data, skip_finalise */ 0, 0, \
+			   /* fsync, resume, resume_info */ 0, 0, NULL }
 
 /** Create `path` (a directory) and start a file. An existing path is
  *  NZ_EEXISTS unless opts->overwrite, in which case it is removed first
@@ -212,6 +247,37 @@ NZ_EXTERN int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *opts,
  *  has no .zmetadata. Calling anything but nz_nwb_free afterwards is
  *  NZ_EINVAL. */
 NZ_EXTERN int nz_nwb_close(nz_nwb *f);
+
+/** Complete a file closed with skip_finalise once every process has
+ *  written its data: consolidated metadata (.zmetadata) last, then a sync.
+ *  Errors name `path`. */
+NZ_EXTERN int nz_nwb_finalise(const char *path);
+
+/** One process's share of a series' data in a multi-process write: part
+ *  wopts->part of wopts->nparts of the chunks of the data array
+ *  `array_path` (e.g. "acquisition/ElectricalSeries/data") of the file at
+ *  `path`, created with skip_series_data, from `src` (the array's shape and
+ *  dtype). Every process must pass the same wopts->task_chunks (or the same
+ *  jobs and buffer_size: engine.h). `resume` 1 = keep the chunks already
+ *  stored whole, as nz_nwb_opts.resume does (what it found in *info, may be
+ *  NULL); `fsync` 1 = fsync every chunk. Synced before it returns. Errors
+ *  name the path and the array. */
+NZ_EXTERN int nz_nwb_write_series_part(const char *path, const char *array_path,
+				       nz_source *src, const nz_write_opts *wopts, int resume,
+				       int fsync, nz_nwb_resume_info *info);
+
+/** The root key that marks a store under construction: written first by
+ *  nz_nwb_create (and nz_export_hdf5), removed only after .zmetadata is
+ *  written and synced. It holds JSON (tool, version, object-id seed,
+ *  create date) used by a resume. */
+#define NZ_INCOMPLETE_MARKER ".nwbzarr-incomplete"
+
+/** 0 when `store` holds a complete file: .zmetadata present and no
+ *  NZ_INCOMPLETE_MARKER. NZ_EINCOMPLETE otherwise, with a message naming
+ *  the store and saying why; another negative code when it cannot be read.
+ *  Any reader should call it before trusting a store (zarr-python cannot
+ *  open it as consolidated either: it has no .zmetadata until complete). */
+NZ_EXTERN int nz_nwb_check_complete(nz_store *store);
 
 /** Release the handle. A file not closed stays incomplete on disk. NULL ok. */
 NZ_EXTERN void nz_nwb_free(nz_nwb *f);

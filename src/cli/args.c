@@ -53,6 +53,10 @@ static const char usage_convert[] =
 	"                          gzip or none\n"
 	"  --clevel L              compression level (default: the codec's)\n"
 	"  --overwrite             replace an existing output (Zarr store only)\n"
+	"  --resume                finish an interrupted conversion of the same input\n"
+	"                          with the same options (keeps chunks stored whole)\n"
+	"  --fsync                 fsync every file and directory (durable on power\n"
+	"                          loss); default: one sync() at the end\n"
 	"  -q, --quiet             no progress bar\n"
 	"  --json                  print a JSON summary on stdout\n"
 	"  -h, --help              this text\n";
@@ -231,6 +235,14 @@ int nzc_parse_args(nzc_args *a, int argc, char *const *argv, char *err, size_t e
 			a->overwrite = 1;
 			continue;
 		}
+		if (a->cmd == NZC_CONVERT && strcmp(name, "--resume") == 0) {
+			a->resume = 1;
+			continue;
+		}
+		if (a->cmd == NZC_CONVERT && strcmp(name, "--fsync") == 0) {
+			a->fsync = 1;
+			continue;
+		}
 		if (a->cmd == NZC_CONVERT && (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0)) {
 			a->quiet = 1;
 			continue;
@@ -271,5 +283,7 @@ next:;
 			    a->cmd == NZC_CONVERT ? "a RECORDING" : "a FILE");
 	if (a->cmd == NZC_CONVERT && !a->output)
 		return fail(err, errlen, "convert needs -o OUT.nwb.zarr");
+	if (a->resume && a->overwrite)
+		return fail(err, errlen, "--resume and --overwrite exclude each other");
 	return 0;
 }

@@ -33,6 +33,8 @@ typedef struct nzc_args {
 	int have_chunks;
 	int clevel;               /**< --clevel; -1 = codec default */
 	int overwrite, quiet, json;
+	int resume;               /**< --resume: finish an interrupted convert */
+	int fsync;                /**< --fsync: make the output durable (fsync all) */
 	uint64_t seed;            /**< --seed (hidden; tests): object-id seed */
 	/* session metadata from flags (they override the --meta JSON) */
 	const char *identifier, *session_description, *session_start_time, *create_date;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_mpi.h"
 
 static volatile sig_atomic_t g_cancel;
 static int g_bar_open; /* the progress line awaits its newline */
@@ -138,11 +139,31 @@ static int add_probe(nz_nwb *f, const nz_session *s, const nzc_args *a, uint64_t
 	return nz_nwb_add_electrodes(f, &e, channels, 1);
 }
 
+static void say_incomplete(const char *output)
+{
+	fprintf(stderr, "nwbzarr: %s'%s' is incomplete; finish it by rerunning the same command "
+		"with --resume, or replace it with --overwrite\n", nzc_mpi_tag(), output);
+}
+
 /* Print the library's error as the CLI's message; returns exit status 1. */
 int nzc_fail(void)
 {
-	fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+	fprintf(stderr, "nwbzarr: %s%s\n", nzc_mpi_tag(), nz_error_last()->message);
 	return 1;
+}
+
+/* A rank's share of the series data under mpirun (docs/mpi.md). */
+struct mpi_part {
+	const nzc_args *a;
+	nz_source *src;
+	char array[300];
+};
+
+static int write_part(void *ctx, uint64_t part, uint64_t nparts)
+{
+	struct mpi_part *p = ctx;
+	return nzc_mpi_write_part(p->a->output, p->array, p->src, part, nparts, p->a->jobs,
+				  p->a->fsync, p->a->resume, &g_cancel);
 }
 
 int nzc_convert(const nzc_args *a)
@@ -156,15 +177,31 @@ int nzc_convert(const nzc_args *a)
 	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
 	nz_nwb_subject sub = NZ_NWB_SUBJECT_INIT;
 	nz_compressor comp;
+	nz_nwb_resume_info ri = {0};
+	struct stat st;
 	struct sigaction sa;
 	char start[40], desc[300];
 	const char *dtype;
 	uint64_t channels, frames;
 	double rate, t0, elapsed;
-	int found, rc = 1, have_sub = 0;
+	int found, rc = 1, have_sub = 0, rank, nranks;
+	struct mpi_part part;
 
+	/* Under mpirun every rank runs this function (docs/mpi.md): all resolve
+	 * the settings and open the input, rank 0 writes the metadata, each
+	 * writes its part of the chunks, rank 0 finalises. */
+	if (nzc_mpi_init() < 0)
+		return 1;
+	rank = nzc_mpi_rank();
+	nranks = nzc_mpi_size();
+	/* A directory or a FIFO would fail late (after the output exists) or
+	 * block forever in open: only files with a size are recordings. */
+	if (stat(a->input, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "nwbzarr: %s'%s' is not a regular file\n", nzc_mpi_tag(), a->input);
+		goto done;
+	}
 	if (a->meta && nz_session_load(&s, a->meta) < 0)
-		return nzc_fail();
+		goto fail;
 	if ((found = nz_recording_info_probe(&info, a->input)) < 0)
 		goto fail;
 	channels = a->channels ? a->channels : found ? info.channels : 0;
@@ -228,18 +265,24 @@ int nzc_convert(const nzc_args *a)
 	o.jobs = a->jobs;
 	o.spec_from = a->spec_from;
 	o.object_id_seed = a->seed;
+	o.fsync = a->fsync;
+	o.resume = a->resume;
+	o.resume_info = &ri;
 	o.compressor = a->compressor || a->clevel >= 0 ? &comp : NULL;
 	o.cancel_flag = &g_cancel;
-	if (!a->quiet && !a->json && isatty(STDERR_FILENO))
+	if (!a->quiet && !a->json && isatty(STDERR_FILENO) && nranks == 1)
 		o.progress = progress;
+	o.skip_series_data = o.skip_finalise = nranks > 1;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
 	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
 	sigaction(SIGINT, &sa, NULL);
 
+	if (nranks > 1 && nzc_mpi_agree(nzc_mpi_test_fail("open"), "open") < 0)
+		goto done;
 	t0 = now_s();
-	if (nz_nwb_create(&f, a->output, &o) < 0)
+	if (rank == 0 && nz_nwb_create(&f, a->output, &o) < 0)
 		goto fail;
 	if (s && s->has_subject) {
 		sub = s->subject;
@@ -252,7 +295,7 @@ int nzc_convert(const nzc_args *a)
 		sub.age = PICK(a->age, sub.age);
 		have_sub = 1;
 	}
-	if ((have_sub && nz_nwb_set_subject(f, &sub) < 0) || add_probe(f, s, a, channels) < 0)
+	if (f && ((have_sub && nz_nwb_set_subject(f, &sub) < 0) || add_probe(f, s, a, channels) < 0))
 		goto fail;
 
 	if (s)
@@ -267,9 +310,26 @@ int nzc_convert(const nzc_args *a)
 	if (s && s->channel_conversion)
 		so.channel_conversion = s->channel_conversion;
 	so.chunks = a->have_chunks ? a->chunks : NULL;
-	if (nz_nwb_add_electrical_series(f, &so, src) < 0 || nz_nwb_close(f) < 0)
+	if (f && (nz_nwb_add_electrical_series(f, &so, src) < 0 || nz_nwb_close(f) < 0))
 		goto fail;
+	snprintf(part.array, sizeof part.array, "acquisition/%s/data", so.name);
+	part.a = a;
+	part.src = src;
+	if (nranks > 1 && nzc_mpi_finish(a->output, 0, write_part, &part) < 0) {
+		if (rank == 0)
+			say_incomplete(a->output);
+		goto done;
+	}
+	if (rank != 0) {
+		rc = 0;
+		goto done;
+	}
 	elapsed = now_s() - t0;
+	if (a->resume && !a->quiet && nranks == 1) /* under mpirun: counts are per rank */
+		fprintf(stderr, "nwbzarr: resumed '%s': %llu chunks kept, %llu corrupt rewritten, "
+			"%llu written, %llu temporary files removed\n", a->output,
+			(unsigned long long)ri.chunks_kept, (unsigned long long)ri.chunks_repaired,
+			(unsigned long long)ri.chunks_written, (unsigned long long)ri.temp_removed);
 	nzc_report(a, frames, channels, nz_source_itemsize(src), rate, elapsed,
 		   found ? info.source_path : NULL);
 	rc = 0;
@@ -279,9 +339,12 @@ fail:
 		fputc('\n', stderr);
 	rc = nzc_fail();
 	if (f)
-		fprintf(stderr, "nwbzarr: '%s' is incomplete (no .zmetadata); remove it or rerun "
-			"with --overwrite\n", a->output);
+		say_incomplete(a->output);
 done:
+	/* A rank that stopped early still takes part in the remaining
+	 * exchanges, as failed: no rank waits for it. */
+	nzc_mpi_leave(NZC_MPI_PHASES);
+	nzc_mpi_finalize();
 	signal(SIGINT, SIG_DFL);
 	nz_nwb_free(f);
 	nz_source_free(src);

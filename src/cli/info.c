@@ -225,21 +225,35 @@ int nzc_info(const nzc_args *a)
 {
 	nz_store *st = NULL;
 	nodes l = {0};
-	int depth;
+	int depth, complete;
 	if (nz_store_open_dir(&st, a->input, NZ_STORE_READ) < 0)
 		return nzc_fail();
 	if (nz_store_exists(st, ".zgroup") != 1) {
-		fprintf(stderr, "nwbzarr: '%s' is not a Zarr group (no .zgroup)\n", a->input);
+		/* Killed right after its marker: incomplete, not foreign. */
+		int ours = nz_store_exists(st, NZ_INCOMPLETE_MARKER) == 1;
+		if (ours && nz_nwb_check_complete(st) < 0)
+			printf("%s\n", nz_error_last()->message);
+		else
+			fprintf(stderr, "nwbzarr: '%s' is not a Zarr group (no .zgroup)\n", a->input);
 		nz_store_free(st);
-		return 1;
+		return ours ? 3 : 1;
 	}
 	if (nz_store_list(st, "", collect, &l) != 0) {
 		nz_store_free(st);
 		return nzc_fail();
 	}
 	qsort(l.paths, l.n, sizeof *l.paths, cmp);
-	if (!a->json && nz_store_exists(st, ".zmetadata") != 1)
-		printf("warning: no .zmetadata: the file is incomplete or was not consolidated\n");
+	/* An incomplete store is still listed (to see how far it got), flagged
+	 * first, and the exit status says so (3, docs/cli.md). */
+	if ((complete = nz_nwb_check_complete(st)) < 0 && complete != NZ_EINCOMPLETE) {
+		nz_store_free(st);
+		return nzc_fail();
+	}
+	if (complete < 0 && a->json)
+		print_json_line(json_pack("{s:s, s:b, s:s}", "kind", "status", "complete", 0,
+					  "message", nz_error_last()->message));
+	else if (complete < 0)
+		printf("%s\n", nz_error_last()->message);
 	for (size_t i = 0; i < l.n; i++) {
 		const char *p = l.paths[i];
 		depth = 0;
@@ -257,5 +271,5 @@ int nzc_info(const nzc_args *a)
 	}
 	free(l.paths);
 	nz_store_free(st);
-	return 0;
+	return complete < 0 ? 3 : 0;
 }

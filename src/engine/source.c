@@ -22,6 +22,7 @@ struct nz_source {
 	uint64_t shape[NZ_MAX_DIMS];
 	size_t itemsize;
 	size_t row_bytes; /* bytes of one index along dim 0 */
+	unsigned int flags; /* NZ_SOURCE_* */
 	char *dtype;
 	/* raw */
 	int fd;
@@ -113,6 +114,7 @@ int nz_source_open_raw(nz_source **out, const char *path, const nz_raw_opts *opt
 		goto done;
 	}
 	s->offset = opts->header_offset;
+	s->flags = NZ_SOURCE_ROWS;
 	/* Tasks go through the file in order: ask for generous read-ahead. */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	s->fd = fd;
@@ -177,7 +179,16 @@ const void *nz__source_memory(const nz_source *src)
 {
 	return src->kind == SOURCE_MEMORY ? src->data : NULL;
 }
-int nz__source_prefers_rows(const nz_source *src) { return src->kind == SOURCE_RAW; }
+int nz__source_prefers_rows(const nz_source *src) { return (src->flags & NZ_SOURCE_ROWS) != 0; }
+
+int nz_source_set_flags(nz_source *src, unsigned int flags)
+{
+	if (flags & ~NZ_SOURCE_ROWS)
+		return nz__error_set(NZ_EINVAL, "source %s: unknown flags 0x%x",
+				     nz__source_describe(src), flags);
+	src->flags = flags;
+	return 0;
+}
 
 const char *nz__source_describe(const nz_source *src)
 {

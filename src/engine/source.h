@@ -9,8 +9,9 @@
 const void *nz__source_memory(const nz_source *src);
 
 /** 1 when reading whole rows (every trailing dimension complete) is far
- *  cheaper than reading a narrower box, as for a row-major file: the engine
- *  then reads full rows once and gathers several chunks from them. */
+ *  cheaper than reading a narrower box, as for a row-major file or a
+ *  callback with NZ_SOURCE_ROWS: the engine then reads full rows once and
+ *  gathers several chunks from them. */
 int nz__source_prefers_rows(const nz_source *src);
 
 /** Where the source comes from, for messages (a path, "memory", "callback"). */

@@ -31,6 +31,11 @@ typedef struct nz__target {
 	void *ctx;
 } nz__target;
 
+/** Fill `t` with the geometry, fill value and name of array `a` (put,
+ *  state_free and ctx are left NULL for the caller), after checking that
+ *  `src` may be written into it (fixed-size dtype, same dtype string). */
+int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src);
+
 /** Write every chunk of `t` from `src` as nz_write_array describes. */
 int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts);
 

@@ -239,7 +239,8 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 		err = nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
 		goto done;
 	}
-	if ((err = nz__h5ds_read(ds, start, n->shape, buf, bytes)) < 0)
+	if ((err = nz__h5ds_read(ds, start, n->shape, buf, bytes)) < 0 ||
+	    (err = nz__xvalues_canon(&x->m, &n->type, buf, (size_t)nelem)) < 0)
 		goto done;
 	for (i = 0; i < nelem; i++) {
 		const unsigned char *p = buf + i * n->type.size;

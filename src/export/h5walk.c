@@ -254,6 +254,7 @@ static int visit(struct walk *w, hid_t loc, const char *name, char *path)
 	for (i = 0; i < w->nseen; i++)
 		if (w->seen[i].addr == oi.addr) {
 			node.kind = NZ__X_SOFTLINK;
+			node.hard_alias = 1;
 			if (!(node.link_target = nz__strdup(w->seen[i].path)))
 				err = nz__error_set(NZ_ENOMEM, "out of memory");
 			goto add;
@@ -335,5 +336,9 @@ int nz__h5_walk(nz__xmodel *out, nz__h5file *f)
 		return nz__error_wrap("'%s'", f->path);
 	}
 	nz__xmodel_sort(out);
+	if ((err = nz__xmodel_canon_attrs(out)) < 0) {
+		nz__xmodel_clear(out);
+		return err;
+	}
 	return 0;
 }

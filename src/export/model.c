@@ -292,3 +292,77 @@ json_t *nz__xelem_json(const nz__xtype *t, const void *vp, const nz__xjson_ctx *
 	return NULL;
 }
 
+
+static const char *canonical(const nz__xmodel *m, const char *path)
+{
+	const nz__xnode *n = nz__xmodel_find(m, path);
+	return n && n->hard_alias ? n->link_target : NULL;
+}
+
+static int canon_elem(const nz__xmodel *m, const nz__xtype *t, unsigned char *p)
+{
+	size_t i;
+	int err;
+	if (t->cls == NZ__XT_REF) {
+		char *s, *c;
+		const char *to;
+		memcpy(&s, p, sizeof s);
+		if (!s || !(to = canonical(m, s)))
+			return 0;
+		if (!(c = nz__strdup(to)))
+			return nz__error_set(NZ_ENOMEM, "out of memory");
+		nz__free(s);
+		memcpy(p, &c, sizeof c);
+		return 0;
+	}
+	for (i = 0; i < t->nfields; i++)
+		if ((err = canon_elem(m, &t->fields[i].type, p + t->fields[i].offset)) < 0)
+			return err;
+	return 0;
+}
+
+int nz__xvalues_canon(const nz__xmodel *m, const nz__xtype *t, void *buf, size_t n)
+{
+	size_t i;
+	int err;
+	if (!nz__xtype_has_pointers(t))
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((err = canon_elem(m, t, (unsigned char *)buf + i * t->size)) < 0)
+			return err;
+	return 0;
+}
+
+static int canon_json(const nz__xmodel *m, json_t *v)
+{
+	json_t *zd = json_object_get(v, "zarr_dtype"), *item;
+	const char *to, *k;
+	size_t i;
+	int err = 0;
+	if (json_is_string(zd) && strcmp(json_string_value(zd), "object") == 0) {
+		json_t *ref = json_object_get(v, "value");
+		const char *path = json_string_value(json_object_get(ref, "path"));
+		if (path && (to = canonical(m, path)) && json_object_set_new(ref, "path", json_string(to)) < 0)
+			return nz__error_set(NZ_ENOMEM, "out of memory");
+		return 0;
+	}
+	if (json_is_array(v))
+		json_array_foreach(v, i, item)
+			if ((err = canon_json(m, item)) < 0)
+				return err;
+	if (json_is_object(v))
+		json_object_foreach(v, k, item)
+			if ((err = canon_json(m, item)) < 0)
+				return err;
+	return 0;
+}
+
+int nz__xmodel_canon_attrs(nz__xmodel *m)
+{
+	size_t i;
+	int err;
+	for (i = 0; i < m->count; i++)
+		if ((err = canon_json(m, m->nodes[i].attrs)) < 0)
+			return err;
+	return 0;
+}

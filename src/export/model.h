@@ -63,6 +63,7 @@ typedef struct nz__xnode {
 	nz__xkind kind;
 	char *link_target; /**< links: target path in the target file */
 	char *link_file;   /**< EXTLINK: the other file as written in the link */
+	int hard_alias;    /**< SOFTLINK standing for a second HDF5 hard link */
 	/* datasets */
 	int scalar;        /**< 1 = HDF5 scalar (Zarr: shape [1] + zarr_dtype scalar) */
 	int ndim;
@@ -117,6 +118,13 @@ typedef struct nz__xjson_ctx {
  *  when wrap_ref), compounds. NULL when out of memory or for text jansson
  *  rejects (invalid UTF-8). */
 json_t *nz__xelem_json(const nz__xtype *t, const void *p, const nz__xjson_ctx *c, int wrap_ref);
+
+/** References name an object by the path libhdf5 reports, which for an
+ *  object with several hard links may be an alias exported as a link.
+ *  Rewrite the reference paths held by n elements at buf (attributes of
+ *  every node, for the second) to the path that holds the object. */
+int nz__xvalues_canon(const nz__xmodel *m, const nz__xtype *t, void *buf, size_t n);
+int nz__xmodel_canon_attrs(nz__xmodel *m);
 
 /** Elements of a region: prod(count) (1 for a scalar). */
 int nz__xnode_count(uint64_t *out, const nz__xnode *n, const uint64_t *count);

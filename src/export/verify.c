@@ -92,9 +92,16 @@ static void reader_close(vreader *r)
 
 static int reader_read(vreader *r, const uint64_t *start, const uint64_t *count, void *out, size_t len)
 {
+	uint64_t total;
+	int err;
 	if (r->arr)
 		return nz__z_read(r->arr, r->n, start, count, out, len);
-	return nz__h5ds_read(r->ds, start, count, out, len);
+	if ((err = nz__h5ds_read(r->ds, start, count, out, len)) < 0 ||
+	    (err = nz__xnode_count(&total, r->n, count)) < 0)
+		return err;
+	if ((err = nz__xvalues_canon(&r->s->m, &r->n->type, out, (size_t)total)) < 0)
+		nz__xvalues_free(&r->n->type, out, (size_t)total);
+	return err;
 }
 
 /* ---- attributes ---- */

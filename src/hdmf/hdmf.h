@@ -30,6 +30,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "nwbzarr/nwb.h"
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
 
@@ -198,5 +199,50 @@ int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, cons
  *  hdmf-zarr writes them), and set the root's ".specloc" in `root_attrs`.
  *  A file without /specifications is NZ_ENOTFOUND naming it. */
 int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs);
+
+/* ---- the incomplete marker (marker.c; docs/reliability.md) ----------- */
+
+/** Put the marker NZ_INCOMPLETE_MARKER at the root: `request` (a JSON
+ *  object, borrowed) plus "tool" and "version". Written before anything
+ *  else of a new store. */
+int nz__hdmf_marker_write(nz_store *store, const json_t *request);
+
+/** Read the marker; NZ_ENOTFOUND when there is none, NZ_EFORMAT when it is
+ *  not a JSON object. *out is a new reference. */
+int nz__hdmf_marker_read(json_t **out, nz_store *store);
+
+/** The last step of a write, after .zmetadata: sync the store, then remove
+ *  the marker (durably with an NZ_STORE_FSYNC store). */
+int nz__hdmf_marker_finish(nz_store *store);
+
+/* ---- resuming an interrupted write (resume.c) -------------------------- */
+
+/** Wrap `inner` in a store whose put of a metadata document (.zgroup,
+ *  .zarray, .zattrs) that already exists succeeds without writing when the
+ *  bytes are equal and fails with NZ_EMISMATCH naming the key when they
+ *  differ; everything else passes through. On success the wrapper owns
+ *  `inner`. */
+int nz__hdmf_resume_store(nz_store **out, nz_store *inner);
+
+/** Reopen `path` (flags | NZ_STORE_WRITE) to resume a write. When there is
+ *  nothing to resume (no `path`, or a directory holding only temporary
+ *  files) returns 0 with *out NULL: the caller starts afresh. Otherwise the
+ *  store must carry the incomplete marker (a complete one is NZ_EEXISTS,
+ *  one without marker NZ_EINCOMPLETE); its temporary files are removed
+ *  (*temps counts them) and *out is the comparing store of
+ *  nz__hdmf_resume_store, *marker the marker's JSON (a new reference). */
+int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const char *path,
+			 unsigned int flags);
+
+/** Remove the temporary files (".<name>.nztmp.<pid>.<n>") a killed writer
+ *  left below the directory `path`; *removed counts them. */
+int nz__hdmf_remove_temps(const char *path, uint64_t *removed);
+
+/** Write `src` into `a` (on `store`) through the engine like
+ *  nz_write_array, keeping every chunk already stored that decodes to
+ *  exactly the data it must hold; chunks missing or corrupt are written.
+ *  The counts are added to *acc (temp_removed untouched). */
+int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
+			   const nz_write_opts *wo, nz_nwb_resume_info *acc);
 
 #endif

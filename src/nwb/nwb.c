@@ -131,9 +131,16 @@ static int prepare_output(const char *path, int overwrite)
 		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a directory: not "
 				     "replacing it", path);
 	snprintf(probe, sizeof probe, "%s/.zgroup", path);
+	if (access(probe, F_OK) != 0)
+		snprintf(probe, sizeof probe, "%s/" NZ_INCOMPLETE_MARKER, path);
 	if (access(probe, F_OK) != 0 && rmdir(path) != 0)
 		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not "
 				     "replacing it", path);
+	/* .zmetadata first: killed half way, the old store must not look
+	 * complete (nftw removes in no set order). */
+	snprintf(probe, sizeof probe, "%s/.zmetadata", path);
+	if (unlink(probe) != 0 && errno != ENOENT)
+		return nz__error_errno(errno, "cannot remove old output", probe);
 	if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
 		return nz__error_errno(errno, "cannot remove old output", path);
 	return 0;
@@ -163,8 +170,7 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 	};
 	const char *groups[] = {"acquisition", "analysis", "general", "processing",
 				"stimulus/presentation", "stimulus/templates"};
-	char now[40];
-	const char *created = o->file_create_date;
+	const char *created = o->file_create_date; /* set by nz_nwb_create */
 	int err;
 
 	for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
@@ -180,19 +186,6 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 							    lists[i].n, NZ_OBJECT_VLEN_UTF8,
 							    NULL)) < 0)
 			return err;
-	if (!created) {
-		/* Local time with its offset, "+hh:mm" as NWB spells it. */
-		time_t t = time(NULL);
-		struct tm tm;
-		size_t n;
-		localtime_r(&t, &tm);
-		n = strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S%z", &tm);
-		if (n >= 5) {
-			memmove(now + n - 1, now + n - 2, 3);
-			now[n - 2] = ':';
-		}
-		created = now;
-	}
 	if ((err = nz__hdmf_scalar_text(&f->h, "session_start_time", o->session_start_time,
 					NZ_OBJECT_VLEN_BYTES, NULL)) < 0 ||
 	    (err = nz__hdmf_scalar_text(&f->h, "timestamps_reference_time",
@@ -230,11 +223,14 @@ static int check_opts(const nz_nwb_opts *o)
 int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 {
 	nz_nwb *f = NULL;
+	nz_nwb_opts oc;
+	uint64_t seed = 0;
 	int err;
 	*out = NULL;
 	if (!path || !*path)
 		return nz__error_set(NZ_EINVAL, "nz_nwb_create: no output path");
-	if ((err = check_opts(o)) < 0 || (err = prepare_output(path, o->overwrite)) < 0)
+	if ((err = check_opts(o)) < 0 ||
+	    (!o->resume && (err = prepare_output(path, o->overwrite)) < 0))
 		return err;
 	if (!(f = nz__calloc(1, sizeof *f)) || !(f->path = nz__strdup(path)) ||
 	    (o->spec_from && !(f->spec_from = nz__strdup(o->spec_from)))) {
@@ -246,9 +242,17 @@ int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 	f->wopts.progress = o->progress;
 	f->wopts.progress_ctx = o->progress_ctx;
 	f->wopts.cancel_flag = o->cancel_flag;
-	if ((err = nz_store_open_dir(&f->store, path, NZ_STORE_CREATE)) < 0 ||
-	    (err = nz__hdmf_init(&f->h, f->store, o->object_id_seed, o->compressor)) < 0 ||
-	    (err = nz_group_create(f->store, "")) < 0 || (err = write_root(f, o)) < 0)
+	f->skip_series_data = o->skip_series_data;
+	f->skip_finalise = o->skip_finalise;
+	f->resume_info = o->resume_info;
+	if (o->resume_info)
+		memset(o->resume_info, 0, sizeof *o->resume_info);
+	if ((err = nz__nwb_open_output(f, o, &seed)) < 0)
+		goto done;
+	oc = *o;
+	oc.file_create_date = f->create_date; /* fixed now: a resume writes the same */
+	if ((err = nz__hdmf_init(&f->h, f->store, seed, o->compressor)) < 0 ||
+	    (err = nz_group_create(f->store, "")) < 0 || (err = write_root(f, &oc)) < 0)
 		goto done;
 	*out = f;
 	f = NULL;
@@ -460,11 +464,31 @@ int nz_nwb_close(nz_nwb *f)
 	/* .zmetadata last, and only once everything else is in place: its
 	 * presence is what marks the file complete. */
 	if ((err = nz__hdmf_attrs_write(&f->h, "", root)) < 0 ||
-	    (err = nz_consolidate(f->store)) < 0 || (err = nz_store_sync(f->store)) < 0)
+	    (!f->skip_finalise && (err = nz_consolidate(f->store)) < 0) ||
+	    (err = f->skip_finalise ? nz_store_sync(f->store)
+				    : nz__hdmf_marker_finish(f->store)) < 0)
 		goto done;
 done:
 	json_decref(root);
 	if (err < 0)
 		nz__error_wrap("finishing '%s'", f->path);
+	return err;
+}
+
+/* The last step of a multi-process write (skip_finalise): the same as the
+ * end of nz_nwb_close, on a store every process has finished with. */
+int nz_nwb_finalise(const char *path)
+{
+	nz_store *store = NULL;
+	int err;
+	if (!path || !*path)
+		return nz__error_set(NZ_EINVAL, "nz_nwb_finalise: no path");
+	if ((err = nz_store_open_dir(&store, path, NZ_STORE_WRITE)) < 0 ||
+	    (err = nz_consolidate(store)) < 0 || (err = nz__hdmf_marker_finish(store)) < 0)
+		goto done;
+done:
+	nz_store_free(store);
+	if (err < 0)
+		nz__error_wrap("finishing '%s'", path);
 	return err;
 }

@@ -41,6 +41,12 @@ struct nz_nwb {
 	size_t n_rows, cap_rows;
 	int table_oid_drawn;
 	char table_oid[NZ_HDMF_OID_LEN]; /* the electrodes table's object id */
+	int skip_series_data, skip_finalise; /* nz_nwb_opts: multi-process writes */
+	/* crash safety (resume.c) */
+	int resume;                    /* resuming: store compares metadata */
+	char create_date[64];          /* file_create_date written (from the marker on resume) */
+	nz_nwb_resume_info resumed;    /* what the resume found so far */
+	nz_nwb_resume_info *resume_info; /* caller's copy, may be NULL */
 };
 
 #define NZ__NWB_ELECTRODES "general/extracellular_ephys/electrodes"
@@ -70,6 +76,15 @@ int nz__nwb_set_real(json_t *attrs, const char *key, double v);
 /** Read a whole regular file of at most `max` bytes (NUL-terminated; len
  *  excludes the NUL). Errors name the path. */
 int nz__nwb_read_file(char **out, size_t *len, const char *path, size_t max);
+
+/** Open (or, resuming, reopen) f->path as f->store with the incomplete
+ *  marker; *seed receives the object-id seed to use (resume.c). The caller
+ *  has replaced or refused an existing path unless opts->resume. */
+int nz__nwb_open_output(nz_nwb *f, const nz_nwb_opts *o, uint64_t *seed);
+
+/** Write a series' data array from `src`: nz_write_array, or when resuming
+ *  the engine with a sink that keeps chunks already stored whole. */
+int nz__nwb_write_data(nz_nwb *f, nz_array *a, nz_source *src);
 
 /** Write the electrodes table (nz_nwb_close). */
 int nz__nwb_write_electrodes(nz_nwb *f);

@@ -275,7 +275,7 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 	d.compressor = o->compressor;
 	d.attrs = da;
 	if ((err = nz__hdmf_dset_create(&a, &f->h, path, &d)) < 0 ||
-	    (err = nz_write_array(a, src, &f->wopts)) < 0)
+	    (!f->skip_series_data && (err = nz__nwb_write_data(f, a, src)) < 0))
 		goto done;
 
 	if (o->n_timestamps) {

@@ -5,11 +5,13 @@
  * whole new value. Temporary names carry the pid and a process-wide atomic
  * counter, so threads and processes (MPI ranks) never collide; list skips
  * them. The only shared mutable state is that counter. */
+#define _GNU_SOURCE /* syncfs */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -26,6 +28,12 @@
 typedef struct dirstore {
 	char *root;
 	unsigned int flags;
+	/* Test hook (docs/reliability.md): NZ_TEST_STORE_MAX_BYTES in the
+	 * environment when a writable store is opened makes puts fail with
+	 * ENOSPC once this many value bytes were written: a full disk at a
+	 * chosen point, without a small filesystem. 0 = off. */
+	uint64_t max_bytes;
+	atomic_uint_least64_t written;
 } dirstore;
 
 static atomic_ulong tmp_counter;
@@ -145,6 +153,10 @@ static int ds_put(void *ctx, const char *key, const void *data, size_t len)
 		return NZ_ENOMEM;
 	if ((err = open_tmp(&fd, &tmp, path)) < 0)
 		goto done;
+	if (ds->max_bytes && atomic_fetch_add(&ds->written, len) + len > ds->max_bytes) {
+		err = nz__error_errno(ENOSPC, "cannot write (NZ_TEST_STORE_MAX_BYTES)", tmp);
+		goto done;
+	}
 	if ((err = write_all(fd, data, len, tmp)) < 0)
 		goto done;
 	if ((ds->flags & NZ_STORE_FSYNC) && fsync(fd) != 0) {
@@ -251,8 +263,12 @@ static int ds_remove(void *ctx, const char *key)
 	char *path = join(ds->root, key);
 	if (!path)
 		return NZ_ENOMEM;
-	if (unlink(path) != 0 && errno != ENOENT && errno != ENOTDIR)
-		err = nz__error_errno(errno, "cannot remove", path);
+	if (unlink(path) != 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			err = nz__error_errno(errno, "cannot remove", path);
+	} else if (ds->flags & NZ_STORE_FSYNC) {
+		err = fsync_dir(path);
+	}
 	nz__free(path);
 	return err;
 }
@@ -323,14 +339,67 @@ static int ds_list(void *ctx, const char *prefix, nz_store_list_cb cb, void *pay
 	return err;
 }
 
+/* fsync a directory and, recursively, every directory below it: a put
+ * syncs the file and the folder it is in, but folders created on the way
+ * (mkdirs) are entries of their parents, synced here. */
+static int fsync_tree(const char *dir)
+{
+	int err = 0, fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	if (fd < 0)
+		return nz__error_errno(errno, "cannot open directory", dir);
+	if (fsync(fd) != 0) {
+		err = nz__error_errno(errno, "cannot sync directory", dir);
+		close(fd);
+		return err;
+	}
+	if (!(d = fdopendir(fd))) {
+		err = nz__error_errno(errno, "cannot list", dir);
+		close(fd);
+		return err;
+	}
+	while (err == 0 && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *sub;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (!(sub = join(dir, e->d_name)))
+			err = NZ_ENOMEM;
+		else
+			err = fsync_tree(sub);
+		nz__free(sub);
+	}
+	closedir(d);
+	return err;
+}
+
 static int ds_sync(void *ctx)
 {
 	dirstore *ds = ctx;
-	/* With NZ_STORE_FSYNC every put is already durable; otherwise flush all
-	 * dirty data (POSIX has no portable per-filesystem sync). */
-	if (!(ds->flags & NZ_STORE_FSYNC) && (ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
-		sync();
+	if (!(ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
+		return 0;
+	/* With NZ_STORE_FSYNC every file is already durable: make the folder
+	 * tree so. Otherwise flush the store's filesystem (syncfs; elsewhere
+	 * sync(), as POSIX has no per-filesystem sync). */
+	if (ds->flags & NZ_STORE_FSYNC)
+		return fsync_tree(ds->root);
+#ifdef __linux__
+	{
+		/* Only the store's filesystem, and errors are reported. */
+		int err = 0, fd = open(ds->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd) != 0)
+			err = nz__error_errno(errno, "cannot sync the filesystem of", ds->root);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+#else
+	sync();
 	return 0;
+#endif
 }
 
 static const char *ds_describe(void *ctx)
@@ -364,6 +433,9 @@ int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags)
 		goto done;
 	}
 	ds->flags = flags;
+	if ((flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)) && getenv("NZ_TEST_STORE_MAX_BYTES"))
+		ds->max_bytes = strtoull(getenv("NZ_TEST_STORE_MAX_BYTES"), NULL, 10);
+	atomic_init(&ds->written, 0);
 	/* Drop trailing slashes so joined paths and messages read cleanly. */
 	n = strlen(ds->root);
 	while (n > 1 && ds->root[n - 1] == '/')

@@ -195,6 +195,9 @@ int main(void)
 		ctx.fail_at_row = 2050;
 		ASSERT_ERR(NZ_EIO, nz_source_read(src, start, count, buf, 100 * CH * 2));
 		ASSERT_CONTAINS(nz_error_last()->message, "2000");
+		ASSERT_OK(nz_source_set_flags(src, NZ_SOURCE_ROWS));
+		ASSERT_ERR(NZ_EINVAL, nz_source_set_flags(src, 0x10));
+		ASSERT_CONTAINS(nz_error_last()->message, "callback");
 		nz_source_free(src);
 		ASSERT_EQ_INT(ctx.freed, 1);
 		ops.read = NULL;

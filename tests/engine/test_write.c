@@ -262,6 +262,9 @@ static void run_case(unsigned *seed, int kind, int jobs, int ndim)
 		cbc.s = &s;
 		cbc.fail_row = UINT64_MAX;
 		ASSERT_OK(nz_source_from_callback(&src, &ops, &cbc, dtype, ndim, shape));
+		/* Half the time the callback asks for whole rows. */
+		if (rand_r(seed) % 2)
+			ASSERT_OK(nz_source_set_flags(src, NZ_SOURCE_ROWS));
 	}
 	target_of(&t, &s);
 	opts.jobs = jobs;
@@ -394,25 +397,81 @@ static void failures(int jobs)
 	sink_clear(&s);
 }
 
-/* Every allocation of a write may fail: NZ_ENOMEM, nothing leaked (ASan),
- * no hang, until enough succeed for the write to go through. */
-static void allocation_failures(void)
+/* A budget too small for whole bands: bands split into equal groups of the
+ * width a worker's share allows (rows then read once per group); same
+ * chunks as the reference, each once; a failing source mid-band stops
+ * cleanly. */
+static void small_budget(int jobs, size_t budget_chunks, uint64_t width, int fail)
 {
-	uint64_t shape[2] = {50, 30}, chunks[2] = {8, 7};
+	uint64_t shape[2] = {100, 30}, chunks[2] = {7, 4}, n = 3000, i;
 	nz_write_opts opts = NZ_WRITE_OPTS_INIT;
-	unsigned char *data;
+	nz_source_ops ops = {NZ_SOURCE_OPS_VERSION, cb_read, NULL};
+	nz_write_stats stats;
+	unsigned char *ref;
 	nz_source *src;
 	nz__target t;
+	cb_ctx cbc;
+	sink s;
+
+	sink_init(&s, 2, shape, chunks, 2);
+	s.fill[0] = 0x5A;
+	target_of(&t, &s);
+	cbc.s = &s;
+	cbc.fail_row = fail ? 60 : UINT64_MAX;
+	ASSERT_OK(nz_source_from_callback(&src, &ops, &cbc, "<u2", 2, shape));
+	ASSERT_OK(nz_source_set_flags(src, NZ_SOURCE_ROWS));
+	opts.jobs = jobs;
+	opts.buffer_size = budget_chunks * s.chunk_bytes;
+	opts.stats = &stats;
+	if (fail) {
+		ASSERT_ERR(NZ_EIO, nz__write(&t, src, &opts));
+		ASSERT_CONTAINS(nz_error_last()->message, "callback");
+	} else {
+		ASSERT_OK(nz__write(&t, src, &opts));
+		ASSERT_EQ_INT(stats.jobs, jobs < 3 ? jobs : 3);
+		ASSERT_EQ_U64(stats.task_chunks[1], width);
+		ASSERT_EQ_U64(stats.chunks, s.nchunks);
+		ASSERT_EQ_U64(stats.bytes, n * 2);
+		ref = malloc(s.chunk_bytes);
+		for (i = 0; i < s.nchunks; i++) {
+			ASSERT_EQ_INT(atomic_load(&s.writes[i]), 1);
+			reference_chunk(&s, i, ref);
+			if (memcmp(ref, s.got[i], s.chunk_bytes) != 0)
+				NZ__FAIL("chunk %" PRIu64 " differs, %d jobs, small budget", i, jobs);
+		}
+		free(ref);
+	}
+	for (i = 0; i < s.nchunks; i++)
+		ASSERT(atomic_load(&s.writes[i]) <= 1);
+	nz_source_free(src);
+	sink_clear(&s);
+}
+
+/* Every allocation of a write may fail: NZ_ENOMEM, nothing leaked (ASan),
+ * no hang, until enough succeed for the write to go through. `small` uses
+ * a budget that splits bands. */
+static void allocation_failures(int small)
+{
+	uint64_t shape[2] = {100, 30}, chunks[2] = {7, 4};
+	nz_write_opts opts = NZ_WRITE_OPTS_INIT;
+	nz_source_ops ops = {NZ_SOURCE_OPS_VERSION, cb_read, NULL};
+	nz_write_stats stats;
+	nz_source *src;
+	nz__target t;
+	cb_ctx cbc;
 	sink s;
 	long n;
 	int rc = -1;
 
 	sink_init(&s, 2, shape, chunks, 2);
 	target_of(&t, &s);
-	data = malloc(50 * 30 * 2);
-	fill_data(data, 50 * 30, 2);
-	opts.jobs = 3;
-	ASSERT_OK(nz_source_from_memory(&src, data, "<u2", 2, shape));
+	cbc.s = &s;
+	cbc.fail_row = UINT64_MAX;
+	ASSERT_OK(nz_source_from_callback(&src, &ops, &cbc, "<u2", 2, shape));
+	ASSERT_OK(nz_source_set_flags(src, NZ_SOURCE_ROWS));
+	opts.jobs = small ? 2 : 3;
+	opts.buffer_size = small ? 10 * s.chunk_bytes : 0;
+	opts.stats = &stats;
 	for (n = 1; n < 10000 && rc != 0; n++) {
 		nz__alloc_fail_after(n);
 		rc = nz__write(&t, src, &opts);
@@ -422,9 +481,9 @@ static void allocation_failures(void)
 	}
 	ASSERT_EQ_INT(rc, 0);
 	ASSERT(n > 3);
+	ASSERT_EQ_U64(stats.task_chunks[1], small ? 4 : 8);
 	ASSERT_EQ_INT(atomic_load(&states_live), 0);
 	nz_source_free(src);
-	free(data);
 	sink_clear(&s);
 }
 
@@ -436,7 +495,7 @@ int main(void)
 
 	main_thread = pthread_self();
 
-	for (it = 0; it < 15; it++)
+	for (it = 0; it < 10; it++)
 		for (j = 0; j < 4; j++)
 			for (kind = 0; kind < 3; kind++) {
 				int ndim = kind == 1 ? 2 : 1 + (int)(rand_r(&seed) % 4);
@@ -467,9 +526,18 @@ int main(void)
 	/* 0-d */
 	for (j = 0; j < 4; j++)
 		run_case(&seed, 0, jobs[j], 0);
+	/* 8 chunks per band; a worker's share of the budget holds its group
+	 * plus one chunk of output. 2 jobs in 10 chunks: groups of 4; 3 jobs
+	 * in 11: groups of 2; 8 jobs in 6: only 3 workers fit, groups of 1. */
+	small_budget(2, 10, 4, 0);
+	small_budget(3, 11, 2, 0);
+	small_budget(8, 6, 1, 0);
+	small_budget(2, 10, 4, 1);
+	small_budget(3, 11, 2, 1);
 	failures(1);
 	failures(3);
-	allocation_failures();
+	allocation_failures(0);
+	allocation_failures(1);
 	printf("ok\n");
 	return 0;
 }

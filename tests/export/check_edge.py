@@ -107,6 +107,16 @@ check(a.chunks == (1000, 4) and a.compressor.codec_id == "zstd", f"auto chunks {
 r = cli("verify", dst, auto)
 check(r.returncode == 0, f"verify Zarr vs Zarr: {r.stdout} {r.stderr}")
 
+# References follow an object to the path holding its data, not to an alias
+# that became a zarr_link (libhdf5 names the alias "/g/z" here).
+al_src, al_dst = os.path.join(TMP, "alias.h5"), os.path.join(TMP, "alias.zarr")
+r = cli("export", al_src, al_dst)
+check(r.returncode == 0 and cli("verify", al_src, al_dst).returncode == 0, f"alias export: {r.stderr}")
+al = zarr.open_group(al_dst, mode="r")
+check(al["g"].attrs["zarr_link"] == [{"name": "z", "path": "/g/a", "source": "."}], "alias link")
+check(al["refs"][0]["path"] == "/g/a" and al["g"].attrs["r"]["value"]["path"] == "/g/a",
+      f"references canonical: {al['refs'][0]} {al['g'].attrs['r']}")
+
 # Loud failures name the object or the file.
 r = cli("export", os.path.join(TMP, "regref.h5"), os.path.join(TMP, "rr.zarr"))
 check(r.returncode == 1 and "'/regions'" in r.stderr and "region reference" in r.stderr,

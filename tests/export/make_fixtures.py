@@ -5,6 +5,8 @@ usage: make_fixtures.py OUTDIR
   target.h5    the file edge.h5's external link points into
   regref.h5    a dataset of region references (export must fail naming it)
   vlenseq.h5   a variable-length integer sequence dataset (unsupported type)
+  alias.h5     a dataset with two hard links in a creation-ordered group, so
+               libhdf5 names references by the alias the export makes a link
 """
 import os
 import sys
@@ -82,6 +84,13 @@ with h5py.File(os.path.join(out, "edge.h5"), "w") as f:
     g["soft"] = h5py.SoftLink("/grp/data")
     g["alias"] = d  # a second hard link: exported as a link to /grp/data
     f["ext"] = h5py.ExternalLink("target.h5", "/x")
+
+with h5py.File(os.path.join(out, "alias.h5"), "w", track_order=True) as f:
+    g = f.create_group("g", track_order=True)
+    d = g.create_dataset("z", data=np.arange(3))
+    g["a"] = d
+    f.create_dataset("refs", data=np.array([d.ref], dtype=h5py.ref_dtype))
+    g.attrs["r"] = d.ref
 
 with h5py.File(os.path.join(out, "regref.h5"), "w") as f:
     d = f.create_dataset("data", data=np.arange(10))

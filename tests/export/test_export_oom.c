@@ -37,8 +37,10 @@ int main(void)
 	total = nz__alloc_fail_after(0);
 	ASSERT(total > 100);
 	/* About 80 failure points over the allocations (the first 20 always);
-	 * NZ_OOM_ALL=1 runs them all. */
+	 * NZ_OOM_ALL=1 runs them all, NZ_OOM_STEP=k every k-th. */
 	step = getenv("NZ_OOM_ALL") || total <= 80 ? 1 : total / 80;
+	if (getenv("NZ_OOM_STEP") && atol(getenv("NZ_OOM_STEP")) > 0)
+		step = atol(getenv("NZ_OOM_STEP"));
 	for (n = 1; n <= total; n += n < 20 ? 1 : step) {
 		int err;
 		nz__alloc_fail_after(n);

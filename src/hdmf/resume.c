@@ -1,0 +1,252 @@
+/* Resuming an interrupted write (docs/reliability.md), for every writer
+ * built on this layer (src/nwb, src/export): a store wrapper that checks
+ * metadata against what is already stored, the removal of a dead writer's
+ * temporary files, and an engine sink that keeps chunks already stored
+ * whole. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/write.h"
+#include "hdmf/hdmf.h"
+#include "util/alloc.h"
+#include "util/error.h"
+
+/* ---- the comparing store -------------------------------------------------- */
+
+static int is_metadata(const char *key)
+{
+	const char *leaf = strrchr(key, '/');
+	leaf = leaf ? leaf + 1 : key;
+	return strcmp(leaf, ".zarray") == 0 || strcmp(leaf, ".zattrs") == 0 ||
+	       strcmp(leaf, ".zgroup") == 0;
+}
+
+static int cmp_put(void *ctx, const char *key, const void *data, size_t len)
+{
+	nz_store *in = ctx;
+	void *old = NULL;
+	size_t n = 0;
+	int err, same;
+	if (!is_metadata(key) || (err = nz_store_exists(in, key)) == 0)
+		return nz_store_put(in, key, data, len);
+	if (err < 0 || (err = nz_store_get(in, key, &old, &n)) < 0)
+		return err;
+	same = n == len && memcmp(old, data, len) == 0;
+	nz_free(old);
+	if (!same)
+		return nz__error_set(NZ_EMISMATCH, "resume: '%s/%s' differs from what this request "
+				     "writes (other options, metadata or input than the interrupted "
+				     "run?)", nz_store_describe(in), key);
+	return 0;
+}
+
+static int cmp_get(void *ctx, const char *key, void **out, size_t *len)
+{
+	return nz_store_get(ctx, key, out, len);
+}
+
+static int cmp_exists(void *ctx, const char *key)
+{
+	return nz_store_exists(ctx, key);
+}
+
+static int cmp_remove(void *ctx, const char *key)
+{
+	return nz_store_remove(ctx, key);
+}
+
+static int cmp_list(void *ctx, const char *prefix, nz_store_list_cb cb, void *payload)
+{
+	return nz_store_list(ctx, prefix, cb, payload);
+}
+
+static int cmp_sync(void *ctx)
+{
+	return nz_store_sync(ctx);
+}
+
+static const char *cmp_describe(void *ctx)
+{
+	return nz_store_describe(ctx);
+}
+
+static void cmp_free(void *ctx)
+{
+	nz_store_free(ctx);
+}
+
+static const nz_store_ops cmp_ops = {NZ_STORE_OPS_VERSION, cmp_put, cmp_get, cmp_exists,
+				     cmp_remove, cmp_list, cmp_sync, cmp_describe, cmp_free};
+
+int nz__hdmf_resume_store(nz_store **out, nz_store *inner)
+{
+	return nz_store_new(out, &cmp_ops, inner);
+}
+
+/* ---- leftovers of a killed writer ------------------------------------------ */
+
+/* nftw has no payload: per-thread counters (one resume per thread). */
+static _Thread_local uint64_t tmp_removed;
+static _Thread_local int tmp_errno;
+
+static int rm_tmp(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	const char *leaf = p + ftw->base;
+	(void)sb;
+	if (flag == FTW_F && leaf[0] == '.' && strstr(leaf, ".nztmp.")) {
+		if (unlink(p) != 0 && errno != ENOENT) {
+			tmp_errno = errno;
+			return 1;
+		}
+		tmp_removed++;
+	}
+	return 0;
+}
+
+int nz__hdmf_remove_temps(const char *path, uint64_t *removed)
+{
+	tmp_removed = 0;
+	tmp_errno = 0;
+	if (nftw(path, rm_tmp, 16, FTW_PHYS) != 0)
+		return nz__error_errno(tmp_errno ? tmp_errno : errno,
+				       "cannot remove temporary files below", path);
+	*removed = tmp_removed;
+	return 0;
+}
+
+/* A directory holding nothing but temporary files: a writer that died
+ * before its marker was in place left it; starting afresh is resuming. */
+static int empty_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = d != NULL;
+	while (d && empty && (e = readdir(d)) != NULL)
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+			(e->d_name[0] == '.' && strstr(e->d_name, ".nztmp."));
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const char *path,
+			 unsigned int flags)
+{
+	nz_store *in = NULL;
+	int err, meta;
+	*out = NULL;
+	*marker = NULL;
+	if (empty_dir(path) || access(path, F_OK) != 0)
+		return 0;
+	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
+		return err;
+	if ((err = nz_store_exists(in, NZ_INCOMPLETE_MARKER)) == 0) {
+		meta = nz_store_exists(in, ".zmetadata");
+		err = meta == 1 ? nz__error_set(NZ_EEXISTS, "resume: '%s' is already complete: "
+						"nothing to resume", path)
+				: nz__error_set(NZ_EINCOMPLETE, "resume: '%s' has no %s: it was not "
+						"started by this version of nwbzarr and cannot be "
+						"resumed (use --overwrite)", path,
+						NZ_INCOMPLETE_MARKER);
+	}
+	if (err < 0 || (err = nz__hdmf_marker_read(marker, in)) < 0 ||
+	    (err = nz__hdmf_remove_temps(path, temps)) < 0 ||
+	    (err = nz__hdmf_resume_store(out, in)) < 0)
+		goto done;
+	in = NULL;
+done:
+	nz_store_free(in);
+	if (err < 0) {
+		json_decref(*marker);
+		*marker = NULL;
+	}
+	return err;
+}
+
+/* ---- data ------------------------------------------------------------------- */
+
+typedef struct resume_sink {
+	nz_array *a;
+	nz_store *store;
+	atomic_uint_least64_t kept, repaired, written;
+} resume_sink;
+
+typedef struct resume_state {
+	nz_scratch *scratch;
+	void *buf;
+} resume_state;
+
+static void state_free(void *p)
+{
+	resume_state *s = p;
+	if (!s)
+		return;
+	nz_scratch_free(s->scratch);
+	nz__free(s->buf);
+	nz__free(s);
+}
+
+/* Keep a stored chunk that decodes to exactly `data`; write it otherwise. */
+static int resume_put(void *ctx, void **state, const uint64_t *index, const void *data, size_t len)
+{
+	resume_sink *r = ctx;
+	resume_state *s = *state;
+	char *key = NULL;
+	int err, have;
+	if (!s) {
+		if (!(s = nz__calloc(1, sizeof *s)) || !(s->buf = nz__malloc(len ? len : 1))) {
+			state_free(s);
+			return nz__error_set(NZ_ENOMEM, "resume: out of memory for a chunk of '%s'",
+					     nz_array_path(r->a));
+		}
+		*state = s;
+		if ((err = nz_scratch_new(&s->scratch)) < 0)
+			return err;
+	}
+	if ((err = nz_array_chunk_key(&key, r->a, index)) < 0)
+		return err;
+	have = nz_store_exists(r->store, key);
+	nz_free(key);
+	if (have < 0)
+		return have;
+	if (have) {
+		if (nz_array_read_chunk(r->a, s->scratch, index, s->buf, len) == 0 &&
+		    memcmp(s->buf, data, len) == 0) {
+			atomic_fetch_add(&r->kept, 1);
+			return 0;
+		}
+		nz_error_clear(); /* a corrupt chunk is expected here: rewrite it */
+		atomic_fetch_add(&r->repaired, 1);
+	} else {
+		atomic_fetch_add(&r->written, 1);
+	}
+	return nz_array_write_chunk(r->a, s->scratch, index, data, len);
+}
+
+int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
+			   const nz_write_opts *wo, nz_nwb_resume_info *acc)
+{
+	nz__target t;
+	resume_sink r;
+	int err;
+	if ((err = nz__target_from_array(&t, a, src)) < 0)
+		return err;
+	r.a = a;
+	r.store = store;
+	atomic_init(&r.kept, 0);
+	atomic_init(&r.repaired, 0);
+	atomic_init(&r.written, 0);
+	t.put = resume_put;
+	t.state_free = state_free;
+	t.ctx = &r;
+	err = nz__write(&t, src, wo);
+	acc->chunks_kept += atomic_load(&r.kept);
+	acc->chunks_repaired += atomic_load(&r.repaired);
+	acc->chunks_written += atomic_load(&r.written);
+	return err;
+}
