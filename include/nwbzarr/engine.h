@@ -82,6 +82,9 @@ typedef struct nz_source_ops {
 NZ_EXTERN int nz_source_from_callback(nz_source **out, const nz_source_ops *ops, void *ctx,
 				      const char *dtype, int ndim, const uint64_t *shape);
 
+/** Release the source (and a callback source's ctx through ops->free; a
+ *  memory source's buffer stays the caller's). Not while a write uses it.
+ *  NULL ok. */
 NZ_EXTERN void nz_source_free(nz_source *src);
 
 /** Source hint: whole rows (every index of the trailing dimensions) cost
@@ -95,6 +98,8 @@ NZ_EXTERN void nz_source_free(nz_source *src);
  *  thread-safe). Unknown bits are NZ_EINVAL. */
 NZ_EXTERN int nz_source_set_flags(nz_source *src, unsigned int flags);
 
+/* Accessors: no errors, thread-safe; the shape and dtype strings are owned
+ * by the source. */
 NZ_EXTERN int nz_source_ndim(const nz_source *src);
 NZ_EXTERN const uint64_t *nz_source_shape(const nz_source *src);
 NZ_EXTERN size_t nz_source_itemsize(const nz_source *src);
@@ -129,11 +134,14 @@ NZ_EXTERN int nz_plan_new(nz_plan **out, int ndim, const uint64_t *shape, const 
  *  split that part. Task indices keep their values in the whole plan. */
 NZ_EXTERN int nz_plan_part(nz_plan **out, const nz_plan *plan, uint64_t k, uint64_t nparts);
 
+/** NULL ok. */
 NZ_EXTERN void nz_plan_free(nz_plan *plan);
+/** Tasks in this plan (or part). No errors; thread-safe. */
 NZ_EXTERN uint64_t nz_plan_ntasks(const nz_plan *plan);
 /** Chunks covered by the plan's tasks. */
 NZ_EXTERN uint64_t nz_plan_nchunks(const nz_plan *plan);
-/** The i-th task of this plan (0 <= i < nz_plan_ntasks). */
+/** The i-th task of this plan (0 <= i < nz_plan_ntasks; NZ_EINVAL
+ *  otherwise). Thread-safe. */
 NZ_EXTERN int nz_plan_task(nz_task *out, const nz_plan *plan, uint64_t i);
 
 /* -------------------------------------------------------------------- write */

@@ -130,7 +130,12 @@ typedef struct nz_nwb_opts {
 /** Create `path` (a directory) and start a file. An existing path is
  *  NZ_EEXISTS unless opts->overwrite, in which case it is removed first
  *  (only if it looks like a Zarr store or is empty: a directory with other
- *  content is refused). Missing required fields are NZ_EINVAL. */
+ *  content is refused). Missing required fields are NZ_EINVAL. The caller
+ *  owns *out: nz_nwb_close it, then nz_nwb_free it (freeing without a
+ *  successful close abandons the file, which stays marked incomplete).
+ *  opts and its strings are copied, except opts->resume_info, which is
+ *  zeroed here and updated as series are written: it must stay valid until
+ *  nz_nwb_close returns. */
 NZ_EXTERN int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *opts);
 
 /** The subject (/general/subject). Every field optional. */
@@ -152,7 +157,14 @@ typedef struct nz_nwb_subject {
 #define NZ_NWB_SUBJECT_INIT { NZ_NWB_SUBJECT_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
 			      NULL, NULL, NULL }
 
-/** Set the subject (at most once). */
+/* The nz_nwb_set_* / nz_nwb_add_* functions below copy their strings; a
+ * required argument that is missing, a name that is not usable as a Zarr key
+ * (empty, containing '/', leading '.') or a handle already closed is
+ * NZ_EINVAL; adding a name twice is NZ_EEXISTS; a name that refers to an
+ * object not added is NZ_ENOTFOUND. Each message names the object. After a
+ * failure the handle stays usable for nz_nwb_free (the file is incomplete). */
+
+/** Set the subject (at most once: NZ_EEXISTS). */
 NZ_EXTERN int nz_nwb_set_subject(nz_nwb *f, const nz_nwb_subject *subject);
 
 /** A Device under /general/devices. description/manufacturer may be NULL. */
@@ -184,7 +196,7 @@ typedef struct nz_nwb_electrode {
  *  is written by nz_nwb_close. */
 NZ_EXTERN int nz_nwb_add_electrodes(nz_nwb *f, const nz_nwb_electrode *e, size_t n, int repeat);
 
-/** Number of electrode rows added so far. */
+/** Number of electrode rows added so far (no error; 0 for NULL). */
 NZ_EXTERN size_t nz_nwb_electrode_count(const nz_nwb *f);
 
 /** A ProcessingModule /processing/<name>. */
@@ -279,7 +291,8 @@ NZ_EXTERN int nz_nwb_write_series_part(const char *path, const char *array_path,
  *  open it as consolidated either: it has no .zmetadata until complete). */
 NZ_EXTERN int nz_nwb_check_complete(nz_store *store);
 
-/** Release the handle. A file not closed stays incomplete on disk. NULL ok. */
+/** Release the handle and everything it owns. A file not closed stays
+ *  incomplete on disk. NULL ok. */
 NZ_EXTERN void nz_nwb_free(nz_nwb *f);
 
 /* ---- metadata readers (used by `nwbzarr convert`) ------------------- */
@@ -348,6 +361,7 @@ NZ_EXTERN int nz_session_parse(nz_session **out, const char *text, size_t len, c
 /** Read and parse the session JSON file at `path`. */
 NZ_EXTERN int nz_session_load(nz_session **out, const char *path);
 
+/** Release a session and every string it points to. NULL ok. */
 NZ_EXTERN void nz_session_free(nz_session *s);
 
 #ifdef __cplusplus

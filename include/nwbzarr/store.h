@@ -56,7 +56,11 @@ enum {
 	NZ_STORE_NESTED = 1 << 3  /**< hint only: chunk keys use '/' separators */
 };
 
-/** Open a directory store rooted at `path`. */
+/** Open a directory store rooted at `path`. The store copies `path`; the
+ *  caller owns *out (nz_store_free). Errors, naming `path`: NZ_EINVAL for an
+ *  empty path or a root that is not a directory, NZ_ENOTFOUND when the root
+ *  is missing (without NZ_STORE_CREATE), NZ_EIO and the like (errno in the
+ *  message) when it cannot be created or read. */
 NZ_EXTERN int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags);
 
 /** Wrap a custom backend. On success the store owns ctx (ops->free is called
@@ -71,14 +75,34 @@ NZ_EXTERN int nz_store_new(nz_store **out, const nz_store_ops *ops, void *ctx);
  *  both be keys. Everything is freed by nz_store_free. */
 NZ_EXTERN int nz_store_new_memory(nz_store **out);
 
+/** Release the store (and a custom backend's ctx through ops->free). Arrays
+ *  that borrow it must be freed first. NULL ok. */
 NZ_EXTERN void nz_store_free(nz_store *store);
 
+/* The operations below forward to the backend (see nz_store_ops for each
+ * one's contract) and are thread-safe as the header comment says: any
+ * threads, but not two writers of one key at once. Keys are relative,
+ * '/'-separated, without "." or ".." segments (NZ_EINVAL otherwise).
+ * Errors name the store and the key. */
+
+/** Store `len` bytes (copied) under `key`, atomically: readers see the old
+ *  value, none, or all of the new one. NZ_EINVAL on a read-only store,
+ *  NZ_ENOSPC on a full device. */
 NZ_EXTERN int nz_store_put(nz_store *store, const char *key, const void *data, size_t len);
+/** Read `key` into a new buffer *out of *len bytes (caller frees with
+ *  nz_free). NZ_ENOTFOUND when absent. */
 NZ_EXTERN int nz_store_get(nz_store *store, const char *key, void **out, size_t *len);
+/** 1 if `key` is present, 0 if not, a negative code on error. */
 NZ_EXTERN int nz_store_exists(nz_store *store, const char *key);
+/** Remove `key`; a missing key is not an error. */
 NZ_EXTERN int nz_store_remove(nz_store *store, const char *key);
+/** Call cb(key, payload) for every key under `prefix` ("" = all), in no set
+ *  order; a non-zero return of cb stops the listing and is returned. */
 NZ_EXTERN int nz_store_list(nz_store *store, const char *prefix, nz_store_list_cb cb, void *payload);
+/** Make everything written so far durable (no-op for backends without sync). */
 NZ_EXTERN int nz_store_sync(nz_store *store);
+/** Where the store is, for messages (a directory store: its root). Owned by
+ *  the store; never NULL. */
 NZ_EXTERN const char *nz_store_describe(nz_store *store);
 
 #ifdef __cplusplus

@@ -102,10 +102,16 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
  *  their chunks are returned in the stored byte order. */
 NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
+/** Release the array (not its store). NULL ok. */
 NZ_EXTERN void nz_array_free(nz_array *array);
 
+/* Accessors: no errors, no allocation, safe from any thread (the metadata is
+ * immutable); returned pointers are owned by the array and live as long as
+ * it does. */
 NZ_EXTERN int nz_array_ndim(const nz_array *array);
+/** ndim entries. */
 NZ_EXTERN const uint64_t *nz_array_shape(const nz_array *array);
+/** ndim entries. */
 NZ_EXTERN const uint64_t *nz_array_chunks(const nz_array *array);
 /** Bytes per element in memory (object arrays: 0). */
 NZ_EXTERN size_t nz_array_itemsize(const nz_array *array);
@@ -130,7 +136,9 @@ NZ_EXTERN int nz_array_chunk_key(char **out, const nz_array *array, const uint64
  *  call allocates its own). One scratch must not be used by two threads at
  *  once; give each worker its own. */
 typedef struct nz_scratch nz_scratch;
+/** A new, empty scratch (caller frees; NZ_ENOMEM). */
 NZ_EXTERN int nz_scratch_new(nz_scratch **out);
+/** NULL ok. */
 NZ_EXTERN void nz_scratch_free(nz_scratch *scratch);
 
 /** Write one chunk of a fixed-size dtype: `data` holds a full chunk in C
@@ -160,7 +168,12 @@ typedef struct nz_vlen {
 	char **items;  /**< NUL-terminated for convenience; lens[i] excludes it */
 	size_t *lens;
 } nz_vlen;
+/** Read one chunk of an object array into a new *out (caller frees with
+ *  nz_vlen_free). NZ_EINVAL for a fixed-size array; a chunk that does not
+ *  decode is an error naming its key; a missing chunk reads as empty
+ *  elements. Thread-safe for any chunks. */
 NZ_EXTERN int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *array, const uint64_t *chunk_index);
+/** NULL ok. */
 NZ_EXTERN void nz_vlen_free(nz_vlen *v);
 
 /** Read a hyperslab [start, start+count) of a fixed-size array into a dense

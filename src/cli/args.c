@@ -20,7 +20,14 @@ static const char usage_top[] =
 	"  export    convert an NWB HDF5 file into NWB Zarr\n"
 	"  verify    compare an NWB HDF5 file with its NWB Zarr export\n"
 	"\n"
-	"`nwbzarr <command> --help` describes a command.\n";
+	"`nwbzarr <command> --help` describes a command.\n"
+	"\n"
+	"options:\n"
+	"  --version   print the version of nwbzarr and exit\n"
+	"  -h, --help  this text\n"
+	"\n"
+	"exit status: 0 success, 1 failure (the message on stderr names the file and\n"
+	"the problem), 2 usage error, 3 `info` found the file incomplete.\n";
 
 static const char usage_convert[] =
 	"usage: nwbzarr convert RECORDING -o OUT.nwb.zarr [options]\n"
@@ -67,8 +74,10 @@ static const char usage_info[] =
 	"Print the tree of an NWB Zarr file: groups with their neurodata types,\n"
 	"arrays with shape, dtype, chunks, codecs, stored size and ratio.\n"
 	"\n"
-	"  --json     one JSON object per node, one per line\n"
-	"  -h, --help this text\n";
+	"  --json       one JSON object per node, one per line\n"
+	"  -h, --help   this text\n"
+	"\n"
+	"exit status: 0 complete, 3 the file is incomplete (interrupted write), 1 error.\n";
 
 const char *nzc_usage(nzc_cmd cmd)
 {

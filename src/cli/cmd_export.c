@@ -16,7 +16,8 @@ static const char usage_text[] =
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
 	"  --overwrite         replace an existing Zarr store at OUT\n"
 	"  --hdf5-decode       let libhdf5 decode every chunk (slower; for comparison)\n"
-	"  --stats             print a JSON line of statistics\n";
+	"  --stats             print a JSON line of statistics\n"
+	"  -h, --help          this text\n";
 
 static int compressor_by_name(nz_compressor *c, const char *name)
 {

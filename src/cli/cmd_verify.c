@@ -11,7 +11,11 @@ static const char usage_text[] =
 	"usage: nwbzarr verify SRC DST [-j N] [--max-diffs N]\n"
 	"  Compare two NWB files (HDF5 .nwb or Zarr directory): every group, dataset\n"
 	"  value, attribute, link and reference target. Prints each difference;\n"
-	"  exits 0 when they match, 1 when they differ or cannot be read.\n";
+	"  exits 0 when they match, 1 when they differ or cannot be read.\n"
+	"\n"
+	"  -j, --jobs N        threads comparing chunks (default: one per core)\n"
+	"  --max-diffs N       stop reporting after N differences (default 1000)\n"
+	"  -h, --help          this text\n";
 
 static void print_diff(const char *path, const char *what, void *ctx)
 {

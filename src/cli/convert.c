@@ -278,6 +278,7 @@ int nzc_convert(const nzc_args *a)
 	sa.sa_handler = on_sigint;
 	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL); /* a batch scheduler's stop: cancel, resumable */
 
 	if (nranks > 1 && nzc_mpi_agree(nzc_mpi_test_fail("open"), "open") < 0)
 		goto done;
@@ -346,6 +347,7 @@ done:
 	nzc_mpi_leave(NZC_MPI_PHASES);
 	nzc_mpi_finalize();
 	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	nz_nwb_free(f);
 	nz_source_free(src);
 	nz_session_free(s);

@@ -67,15 +67,21 @@ static int collect_links(xctx *x)
 		if (!parent)
 			return nz__error_set(NZ_ENOMEM, "out of memory");
 		if (!(list = json_object_get(x->links, parent))) {
+			/* set_new takes the reference even when it fails */
 			list = json_array();
-			json_object_set_new(x->links, parent, list);
+			if (!list || json_object_set_new(x->links, parent, list) < 0)
+				list = NULL;
 		}
 		nz__free(parent);
 		/* An external link keeps its file name as written in HDF5 as the
 		 * zarr_link source (docs/format.md, "Export from HDF5"). */
 		entry = json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
 				  n->kind == NZ__X_EXTLINK ? n->link_file : ".");
-		if (!list || !entry || json_array_append_new(list, entry) < 0)
+		if (!list) {
+			json_decref(entry);
+			return nz__error_set(NZ_ENOMEM, "out of memory");
+		}
+		if (!entry || json_array_append_new(list, entry) < 0) /* append_new takes entry */
 			return nz__error_set(NZ_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -91,7 +97,8 @@ static int write_group(xctx *x, const nz__xnode *n, json_t *root_attrs)
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
 	if (!err && root_attrs) {
 		/* The root is written last, after the specs set its .specloc. */
-		json_object_update(root_attrs, attrs);
+		if (json_object_update(root_attrs, attrs) < 0)
+			err = nz__error_set(NZ_ENOMEM, "out of memory");
 		json_object_del(root_attrs, ".specloc");
 	} else if (!err) {
 		err = nz__hdmf_group(&x->h, store_path(n->path), attrs);
@@ -295,12 +302,14 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
 		goto done;
 	}
-	if (n->scalar)
+	if (n->scalar) {
 		zd = "scalar";
-	else if (n->type.cls == NZ__XT_COMPOUND)
-		json_object_set_new(attrs, "zarr_dtype", compound_zarr_dtype(&n->type));
-	else
+	} else if (n->type.cls != NZ__XT_COMPOUND) {
 		zd = nz__xtype_zarr_name(&n->type);
+	} else if (json_object_set_new(attrs, "zarr_dtype", compound_zarr_dtype(&n->type)) < 0) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory");
+		goto done;
+	}
 	d.dtype = objects ? "|O" : dtype;
 	d.zarr_dtype = zd;
 	d.object_codec = !objects ? NZ_OBJECT_NONE
@@ -359,8 +368,10 @@ static int write_all(xctx *x)
 	size_t i;
 	int err = 0;
 
-	if (!root || !(x->links = json_object()))
+	if (!root || !(x->links = json_object())) {
+		json_decref(root);
 		return nz__error_set(NZ_ENOMEM, "out of memory");
+	}
 	spec = x->m.count ? json_object_get(x->m.nodes[0].attrs, ".specloc") : NULL;
 	spec = json_object_get(json_object_get(spec, "value"), "path");
 	x->specloc = json_string_value(spec);

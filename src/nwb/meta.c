@@ -99,11 +99,22 @@ static double meta_num(const char *text, size_t len, const char *key)
  * "(type,n)(chan bank ref apgain lfgain apfilt)..."; NAN when absent. */
 static double imro_gain(const char *text, size_t len)
 {
-	const char *p = strstr(text, "~imroTbl=");
+	static const char key[] = "~imroTbl=";
+	const char *end = text + len, *p = text, *close;
+	char entry[128];
 	int fields[6], n;
-	if (!p || (size_t)(p - text) >= len || !(p = strchr(p, ')')) || p[1] != '(')
+	size_t k = sizeof key - 1, m;
+	/* `text` is not NUL-terminated: every search stays below `end`. */
+	while ((size_t)(end - p) >= k && memcmp(p, key, k) != 0)
+		p++;
+	if ((size_t)(end - p) < k || !(close = memchr(p + k, ')', (size_t)(end - p - k))) ||
+	    end - close < 3 || close[1] != '(')
 		return NAN;
-	n = sscanf(p + 2, "%d %d %d %d %d %d", &fields[0], &fields[1], &fields[2], &fields[3],
+	p = close + 2;
+	for (m = 0; m + 1 < sizeof entry && p + m < end && p[m] != ')' && p[m] != '\n'; m++)
+		entry[m] = p[m];
+	entry[m] = '\0';
+	n = sscanf(entry, "%d %d %d %d %d %d", &fields[0], &fields[1], &fields[2], &fields[3],
 		   &fields[4], &fields[5]);
 	return n == 6 && fields[3] > 0 ? fields[3] : NAN;
 }

@@ -23,6 +23,13 @@ n=$(ls a/$data 2>/dev/null | grep -c '^[0-9]')
 [ "$n" -gt 0 ] && [ "$n" -lt 40 ] || fail "full disk: $n chunks written (want some, not all)"
 "$NZ_CLI" info a >info.txt; [ $? -eq 3 ] || fail "info of an incomplete store: exit status"
 grep -q INCOMPLETE info.txt || fail "info does not say INCOMPLETE"
+"$NZ_PYTHON" -c "
+import zarr, sys
+try:
+    zarr.open_consolidated('a', mode='r')
+except KeyError:
+    sys.exit(0)
+sys.exit(1)" || fail "zarr-python opens the incomplete store as consolidated"
 "$NZ_CLI" info a --json >info.json; grep -q "\"complete\": *false" info.json || fail "info --json lacks complete:false"
 "$NZ_CLI" convert rec.bin "${FIXED[@]}" --seed 3 -o a -j2 --resume 2>err.txt || fail "resume: $(cat err.txt)"
 grep -q "resumed 'a': $n chunks kept, 0 corrupt rewritten, $((40 - n)) written" err.txt \
@@ -81,4 +88,13 @@ diff -r ref/$data e/$data >/dev/null || fail "unseeded resume: data differ"
 # --- --fsync writes the same bytes ------------------------------------------
 conv -o f --fsync -j2 || fail "--fsync"
 diff -r ref f >/dev/null || fail "--fsync output differs"
+# each file synced before its rename and its folder after it (where strace runs)
+if strace -f -qq -e trace=fsync,rename -o st.txt "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o f2 --fsync 2>/dev/null; then
+	renames=$(grep -c 'rename(' st.txt) fsyncs=$(grep -c 'fsync(' st.txt)
+	[ "$renames" -gt 40 ] && [ "$fsyncs" -ge $((2 * renames)) ] || fail "--fsync: $fsyncs fsyncs for $renames renames"
+	strace -f -qq -e trace=fsync -o st.txt "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o f3
+	[ "$(grep -c 'fsync(' st.txt)" -eq 0 ] || fail "fsync without --fsync"
+else
+	echo "SKIP --fsync syscall count: strace cannot run here"
+fi
 finish

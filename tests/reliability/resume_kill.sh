@@ -12,45 +12,72 @@ ARGS=(--channels 64 --rate 30000 --seed 11 --create-date 2024-01-01T00:00:00Z
       --session-start-time 2024-01-01T00:00:00Z --chunks 2000,64 --compressor zstd
       --clevel 9 -q)
 now_ms() { date +%s%3N; }
-t0=$(now_ms)
-"$NZ_CLI" convert rec.bin "${ARGS[@]}" -o ref -j1 || { fail "reference write"; finish; exit; }
-span=$(( $(now_ms) - t0 ))
-echo "reference write: $span ms"
 
-# kill_at MS JOBS DIR [--resume]: start a convert, kill -9 it after MS ms.
-# Returns 0 when it was killed, 1 when it had already finished.
+# A writer under test sets CMD to its command line for DIR JOBS [--resume]
+# (an array, not a function: `kill -9 $!` must hit nwbzarr itself, not a
+# subshell that would leave it running).
+write_convert() { CMD=("$NZ_CLI" convert rec.bin "${ARGS[@]}" -o "$1" "-j$2" "${@:3}"); }
+run() { "$1" "${@:2}" && "${CMD[@]}"; }
+
+# kill_at MS WRITER DIR JOBS [--resume]: start WRITER, kill -9 it after MS
+# ms. Returns 0 when it was killed, 1 when it had already finished.
 kill_at() {
-	local ms=$1 j=$2 dir=$3
-	shift 3
-	"$NZ_CLI" convert rec.bin "${ARGS[@]}" -o "$dir" "-j$j" "$@" 2>/dev/null &
+	local ms=$1 writer=$2
+	shift 2
+	"$writer" "$@"
+	"${CMD[@]}" 2>/dev/null &
 	local pid=$!
-	sleep "$(printf '0.%03d' "$ms")"
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	[ $? -eq 137 ]
 }
 
+# kill_runs WRITER REF RUNS: RUNS seeded random kill points within the
+# first second (or the whole write if shorter) at -j1 and -j2; every third
+# resume is killed too; each store is then resumed and compared with REF.
+kill_runs() {
+	local writer=$1 ref=$2 runs=$3 span=$4 killed=0 r dir j ms
+	for ((r = 0; r < runs; r++)); do
+		dir=$writer$r
+		j=$((r % 2 + 1))
+		ms=$((RANDOM % (span > 999 ? 999 : span)))
+		if kill_at "$ms" "$writer" "$dir" "$j"; then
+			killed=$((killed + 1))
+			not_complete "$writer $r (killed at $ms ms, -j$j)" "$dir"
+		fi
+		if ((r % 3 == 2)) && [ -e "$dir/.nwbzarr-incomplete" ]; then
+			kill_at $((RANDOM % 400)) "$writer" "$dir" $((3 - j)) --resume \
+				&& not_complete "$writer $r: killed resume" "$dir"
+		fi
+		if [ -e "$dir/.nwbzarr-incomplete" ] || [ ! -e "$dir" ]; then
+			run "$writer" "$dir" $((3 - j)) --resume 2>err.txt \
+				|| fail "$writer $r: resume: $(cat err.txt)"
+		fi
+		diff -r "$ref" "$dir" >diff.txt \
+			|| fail "$writer $r (killed at $ms ms, -j$j): differs: $(head -3 diff.txt)"
+		rm -rf "$dir"
+	done
+	echo "$writer: $killed of $runs writers killed mid-write"
+	[ "$killed" -ge $((runs / 2)) ] || fail "$writer: only $killed of $runs killed mid-write"
+}
+
+t0=$(now_ms)
+run write_convert ref 1 || { fail "reference write"; finish; exit; }
+span=$(( $(now_ms) - t0 ))
+echo "reference write: $span ms"
 RANDOM=4242
-runs=${NZ_KILL_RUNS:-12}
-killed=0
-for ((r = 0; r < runs; r++)); do
-	dir=run$r
-	j=$((r % 2 + 1))
-	ms=$((RANDOM % (span > 999 ? 999 : span)))
-	if kill_at "$ms" "$j" "$dir"; then
-		killed=$((killed + 1))
-		not_complete "run $r (killed at $ms ms, -j$j)" "$dir"
-	fi
-	if ((r % 3 == 2)) && [ -e "$dir/.nwbzarr-incomplete" ]; then
-		kill_at $((RANDOM % 400)) $((3 - j)) "$dir" --resume && not_complete "run $r: killed resume" "$dir"
-	fi
-	if [ -e "$dir/.nwbzarr-incomplete" ] || [ ! -e "$dir" ]; then
-		"$NZ_CLI" convert rec.bin "${ARGS[@]}" -o "$dir" "-j$((3 - j))" --resume 2>err.txt \
-			|| fail "run $r: resume: $(cat err.txt)"
-	fi
-	diff -r ref "$dir" >diff.txt || fail "run $r (killed at $ms ms, -j$j): differs: $(head -3 diff.txt)"
-	rm -rf "$dir"
-done
-echo "$killed of $runs writers killed mid-write"
-[ "$killed" -ge $((runs / 2)) ] || fail "only $killed of $runs writers were killed mid-write"
+kill_runs write_convert ref "${NZ_KILL_RUNS:-12}" "$span"
+
+# SIGTERM (a batch scheduler stopping the job) cancels cleanly: exit 1, a
+# message, an incomplete store that --resume finishes.
+"$NZ_CLI" convert rec.bin "${ARGS[@]}" -o term -j1 2>err.txt &
+pid=$!
+sleep 0.15
+kill -TERM "$pid"
+wait "$pid"
+[ $? -eq 1 ] && grep -q "canceled" err.txt || fail "SIGTERM: exit status or message: $(cat err.txt)"
+not_complete "SIGTERM" term
+"$NZ_CLI" convert rec.bin "${ARGS[@]}" -o term --resume || fail "resume after SIGTERM"
+diff -r ref term >/dev/null || fail "resumed after SIGTERM: differs"
 finish

@@ -128,7 +128,15 @@ int main(void)
 		 * (every third failure: each finished write waits for a sync). */
 		if (failed % 3 != 1)
 			continue;
-		ASSERT_OK(build(out, 1));
+		/* The resume itself may fail too (at an allocation spread over
+		 * its run): again an error and an incomplete store. */
+		nz__alloc_fail_after(1 + (n * 7) % (total / 2));
+		err = build(out, 1);
+		nz__alloc_fail_after(0);
+		if (err < 0 && (st = status(out)) != NZ_EINCOMPLETE && st != NZ_ENOTFOUND)
+			NZ__FAIL("allocation %ld: a failed resume left status %d", n, st);
+		if (err < 0)
+			ASSERT_OK(build(out, 1));
 		ASSERT_OK(status(out));
 		if (!same_tree(ref, out))
 			NZ__FAIL("allocation %ld: the resumed store differs from the reference", n);
