@@ -8,11 +8,15 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-/* Private prefix of the non-finite marker strings. A control character no
- * real text carries at its start, so a genuine string is never mistaken. */
-#define NONFINITE_PREFIX "\x01nz-nonfinite:"
-/* The same prefix as JSON text: an opening quote and the escaped \x01. */
-#define NONFINITE_JSON "\"\\u0001nz-nonfinite:"
+/* Private prefix of the non-finite marker strings. 0xff is never valid
+ * UTF-8: jansson refuses it in every string it parses or builds with
+ * json_string/json_stringn, so only nz__json_nonfinite (json_string_nocheck)
+ * makes one, and no genuine text is ever taken for a marker. */
+#define NONFINITE_PREFIX "\xffnz-nonfinite:"
+/* nz__json_parse hands jansson bare NaN/Infinity as this placeholder string
+ * (JSON text cannot spell 0xff) and then swaps each for a marker. */
+#define PLACEHOLDER "\x01nz-nonfinite:"
+#define PLACEHOLDER_JSON "\"\\u0001nz-nonfinite:"
 
 static int put(nz_buf *out, const char *s, size_t n)
 {
@@ -89,17 +93,13 @@ json_t *nz__json_nonfinite(double v)
 		return json_real(v);
 	snprintf(s, sizeof s, "%s%s", NONFINITE_PREFIX,
 		 isnan(v) ? "NaN" : (v < 0 ? "-Infinity" : "Infinity"));
-	return json_string(s);
+	return json_string_nocheck(s);
 }
 
-int nz__json_is_nonfinite(const json_t *value, double *v)
+/* The value named by `s` after a marker or placeholder prefix of plen bytes. */
+static int nonfinite_value(const char *s, const char *prefix, size_t plen, double *v)
 {
-	const char *s;
-	size_t plen = sizeof NONFINITE_PREFIX - 1;
-	if (!json_is_string(value))
-		return 0;
-	s = json_string_value(value);
-	if (strncmp(s, NONFINITE_PREFIX, plen) != 0)
+	if (strncmp(s, prefix, plen) != 0)
 		return 0;
 	s += plen;
 	if (strcmp(s, "NaN") == 0)
@@ -111,6 +111,12 @@ int nz__json_is_nonfinite(const json_t *value, double *v)
 	else
 		return 0;
 	return 1;
+}
+
+int nz__json_is_nonfinite(const json_t *value, double *v)
+{
+	return json_is_string(value) &&
+	       nonfinite_value(json_string_value(value), NONFINITE_PREFIX, sizeof NONFINITE_PREFIX - 1, v);
 }
 
 /* Decode one UTF-8 sequence (jansson only stores valid UTF-8). */
@@ -288,9 +294,9 @@ int nz__json_dumps(char **out, const json_t *value, nz_json_style style)
 
 /* Python's json.loads accepts the bare tokens NaN, Infinity and -Infinity
  * (and json.dumps writes them), jansson does not. Rewrite each one found
- * outside a string into the marker string of nz__json_nonfinite. *out is
- * NULL when there is none (the common case: no copy). */
-static int rewrite_nonfinite(nz_buf *out, const char *t, size_t len, int *found)
+ * outside a string into a placeholder string (as_null: into null), counting
+ * them in *found. *out stays empty when there is none (the common case). */
+static int rewrite_nonfinite(nz_buf *out, const char *t, size_t len, int as_null, size_t *found)
 {
 	static const char *const tokens[] = { "NaN", "Infinity", "-Infinity" };
 	size_t i, start = 0;
@@ -312,13 +318,15 @@ static int rewrite_nonfinite(nz_buf *out, const char *t, size_t len, int *found)
 			size_t n = strlen(tokens[k]);
 			if (len - i >= n && memcmp(t + i, tokens[k], n) == 0) {
 				if ((err = nz__buf_append(out, t + start, i - start)) < 0 ||
-				    (err = nz__buf_append(out, NONFINITE_JSON, sizeof NONFINITE_JSON - 1)) < 0 ||
-				    (err = nz__buf_append(out, tokens[k], n)) < 0 ||
-				    (err = nz__buf_append(out, "\"", 1)) < 0)
+				    (as_null && (err = nz__buf_append(out, "null", 4)) < 0) ||
+				    (!as_null &&
+				     ((err = nz__buf_append(out, PLACEHOLDER_JSON, sizeof PLACEHOLDER_JSON - 1)) < 0 ||
+				      (err = nz__buf_append(out, tokens[k], n)) < 0 ||
+				      (err = nz__buf_append(out, "\"", 1)) < 0)))
 					return err;
 				i += n - 1;
 				start = i + 1;
-				*found = 1;
+				(*found)++;
 				break;
 			}
 		}
@@ -328,13 +336,113 @@ static int rewrite_nonfinite(nz_buf *out, const char *t, size_t len, int *found)
 	return 0;
 }
 
+static int is_placeholder(const char *s)
+{
+	return strncmp(s, PLACEHOLDER, sizeof PLACEHOLDER - 1) == 0;
+}
+
+/* 1 if a string value or key of the tree starts with the placeholder. */
+static int has_placeholder(const json_t *v)
+{
+	const char *key;
+	json_t *item;
+	size_t i;
+	if (json_is_string(v))
+		return is_placeholder(json_string_value(v));
+	json_array_foreach(v, i, item)
+		if (has_placeholder(item))
+			return 1;
+	json_object_foreach((json_t *)v, key, item)
+		if (is_placeholder(key) || has_placeholder(item))
+			return 1;
+	return 0;
+}
+
+/* Swap every placeholder value below *v for a marker. NZ_EFORMAT (no
+ * message) for a placeholder key: Python refuses NaN as a key too. */
+static int swap_placeholders(json_t **v)
+{
+	const char *key;
+	json_t *item, *m;
+	size_t i;
+	double d;
+	int err;
+	if (json_is_string(*v)) {
+		if (!nonfinite_value(json_string_value(*v), PLACEHOLDER, sizeof PLACEHOLDER - 1, &d))
+			return 0;
+		if (!(m = nz__json_nonfinite(d)))
+			return NZ_ENOMEM;
+		json_decref(*v);
+		*v = m;
+		return 0;
+	}
+	json_array_foreach(*v, i, item) {
+		json_t *x = json_incref(item);
+		if ((err = swap_placeholders(&x)) < 0 || json_array_set_new(*v, i, x) < 0)
+			return err < 0 ? err : NZ_ENOMEM;
+	}
+	json_object_foreach(*v, key, item) {
+		json_t *x = json_incref(item);
+		if (is_placeholder(key)) {
+			json_decref(x);
+			return NZ_EFORMAT;
+		}
+		if ((err = swap_placeholders(&x)) < 0 || json_object_set_new(*v, key, x) < 0)
+			return err < 0 ? err : NZ_ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_error(const json_error_t *jerr, const char *what)
+{
+	/* jansson reports a failed allocation either by its code or, when the
+	 * lexer cannot even start, with no position and no text. */
+	if (json_error_code(jerr) == json_error_out_of_memory || (jerr->line == -1 && jerr->text[0] == '\0'))
+		return nz__error_set(NZ_ENOMEM, "%s: out of memory parsing JSON", what);
+	return nz__error_set(NZ_EFORMAT, "%s: invalid JSON at line %d column %d: %s", what, jerr->line,
+			     jerr->column, jerr->text);
+}
+
+/* With bare tokens in the text, the placeholders in *out are ours only if no
+ * genuine string spells one: check that on a parse with the tokens as null
+ * (the same strings, the same shape), then swap. */
+static int resolve_nonfinite(json_t **out, const char *text, size_t len, size_t flags, const char *what)
+{
+	nz_buf nulls = { 0 };
+	json_error_t jerr;
+	json_t *plain = NULL;
+	size_t n;
+	int err;
+	if ((err = rewrite_nonfinite(&nulls, text, len, 1, &n)) < 0)
+		goto done;
+	if (!(plain = json_loadb((const char *)nulls.data, nulls.len, flags, &jerr))) {
+		err = parse_error(&jerr, what);
+		goto done;
+	}
+	if (has_placeholder(plain)) {
+		err = nz__error_set(NZ_EFORMAT, "%s: a string starts with nwbzarr's internal placeholder "
+				    "for NaN/Infinity", what);
+		goto done;
+	}
+	if ((err = swap_placeholders(out)) == NZ_EFORMAT)
+		err = nz__error_set(NZ_EFORMAT, "%s: NaN/Infinity used as an object key", what);
+	else if (err < 0)
+		err = nz__error_set(NZ_ENOMEM, "%s: out of memory parsing JSON", what);
+done:
+	json_decref(plain);
+	nz__buf_free(&nulls);
+	return err;
+}
+
 int nz__json_parse(json_t **out, const void *text, size_t len, const char *what, size_t flags)
 {
 	json_error_t jerr;
 	nz_buf fixed = { 0 };
-	int found = 0, err;
+	size_t found = 0;
+	int err;
 	*out = NULL;
-	if ((err = rewrite_nonfinite(&fixed, text, len, &found)) < 0) {
+	what = what ? what : "(text)";
+	if ((err = rewrite_nonfinite(&fixed, text, len, 0, &found)) < 0) {
 		nz__buf_free(&fixed);
 		return err;
 	}
@@ -343,15 +451,13 @@ int nz__json_parse(json_t **out, const void *text, size_t len, const char *what,
 	else
 		*out = json_loadb(text, len, flags, &jerr);
 	nz__buf_free(&fixed);
-	/* jansson reports a failed allocation either by its code or, when the
-	 * lexer cannot even start, with no position and no text. */
-	if (!*out && (json_error_code(&jerr) == json_error_out_of_memory ||
-		      (jerr.line == -1 && jerr.text[0] == '\0')))
-		return nz__error_set(NZ_ENOMEM, "%s: out of memory parsing JSON", what ? what : "(text)");
 	if (!*out)
-		return nz__error_set(NZ_EFORMAT, "%s: invalid JSON at line %d column %d: %s",
-				     what ? what : "(text)", jerr.line, jerr.column, jerr.text);
-	return 0;
+		return parse_error(&jerr, what);
+	if (found && (err = resolve_nonfinite(out, text, len, flags, what)) < 0) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 const char *nz__json_type_name(const json_t *value)

@@ -23,6 +23,8 @@ static int parse_simple(char *kind, size_t *itemsize, int *big, char canon[32], 
 	if (order != '<' && order != '>' && order != '|' && order != '=')
 		return nz__error_set(NZ_EFORMAT, "%s: dtype '%s': expected a byte order '<', '>' or '|' first", what, s);
 	k = s[1];
+	if (k == '\0') /* s + 2 would be past the terminator */
+		return nz__error_set(NZ_EFORMAT, "%s: dtype '%s': missing kind and item size", what, s);
 	num = s + 2;
 	if (k == 'O' && *num == '\0') {
 		*kind = 'O', *itemsize = 0, *big = 0;
