@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cli_export.h"
 #include "nwbzarr.h"
 #include "nwbzarr/export.h"
@@ -18,31 +19,6 @@ static const char usage_text[] =
 	"  --hdf5-decode       let libhdf5 decode every chunk (slower; for comparison)\n"
 	"  --stats             print a JSON line of statistics\n"
 	"  -h, --help          this text\n";
-
-static int compressor_by_name(nz_compressor *c, const char *name)
-{
-	static const struct {
-		const char *name, *id, *cname;
-		int clevel, shuffle;
-	} map[] = {
-		{ "blosc-lz4", "blosc", "lz4", 5, 1 }, { "blosc-zstd", "blosc", "zstd", 5, 1 },
-		{ "zstd", "zstd", NULL, 1, 0 },        { "lz4", "lz4", NULL, 1, 0 },
-		{ "zlib", "zlib", NULL, 1, 0 },        { "gzip", "gzip", NULL, 1, 0 },
-		{ "none", "none", NULL, 0, 0 },
-	};
-	size_t i;
-	for (i = 0; i < sizeof map / sizeof map[0]; i++) {
-		if (strcmp(name, map[i].name) != 0)
-			continue;
-		*c = (nz_compressor)NZ_COMPRESSOR_INIT;
-		c->id = map[i].id;
-		c->cname = map[i].cname;
-		c->clevel = map[i].clevel;
-		c->shuffle = map[i].shuffle;
-		return 0;
-	}
-	return -1;
-}
 
 static int bad_usage(const char *fmt, const char *arg)
 {
@@ -77,7 +53,7 @@ int nz_cli_export(int argc, char **argv)
 		} else if (strcmp(a, "--compressor") == 0) {
 			if (++i >= argc)
 				return bad_usage("%s needs a name", a);
-			if (compressor_by_name(&comp, argv[i]) < 0)
+			if (nzc_compressor_by_name(&comp, argv[i], -1) < 0)
 				return bad_usage("unknown compressor '%s'", argv[i]);
 			o.compressor = &comp;
 		} else if (strcmp(a, "--chunks") == 0) {
