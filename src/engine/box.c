@@ -43,6 +43,13 @@ void nz__copy_box(void *dst, const uint64_t *dst_shape, const uint64_t *dst_off,
 		inner--;
 		run *= (size_t)count[inner];
 	}
+	/* The gather's usual case, rows of a chunk out of a band of whole rows:
+	 * one loop, without the odometer's bookkeeping per row. */
+	if (inner == 1) {
+		for (idx[0] = 0; idx[0] < count[0]; idx[0]++, s += sstride[0], d += dstride[0])
+			memcpy(d, s, run);
+		return;
+	}
 	for (;;) {
 		memcpy(d, s, run);
 		/* Odometer over dimensions [0, inner). */

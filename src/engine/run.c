@@ -1,10 +1,13 @@
 /* The caller's side of a write: choose the task shape and the number of
  * workers from the memory budget, feed task after task into the bounded
  * queue, and meanwhile report progress and watch for cancellation, all on
- * the calling thread. */
+ * the calling thread. A small write (NZ__WRITE_INLINE_BYTES, or a single
+ * chunk) skips the pool and runs its tasks on the calling thread. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -122,6 +125,7 @@ typedef struct poller {
 	unsigned interval_ms;
 	int canceled;
 	uint64_t chunks_total, bytes_total;
+	nz__write_ctl *ctl;
 } poller;
 
 static void report(poller *p, int force)
@@ -156,14 +160,23 @@ static void drive(poller *p, nz__pool *pool, uint64_t ntasks)
 
 	report(p, 1);
 	while (submitted < ntasks && !atomic_load(&job->stop)) {
-		if (nz__pool_add(pool, nz__job_run_one, job, p->interval_ms) == 0)
+		if (nz__pool_add(pool, nz__job_run_one, job, p->interval_ms) == 0) {
 			submitted++;
+		} else {
+			p->ctl->waits++;
+			p->ctl->timeouts++;
+		}
 		report(p, 0);
 	}
+	/* Every finished task signals done_cv under mu, so the wait ends when
+	 * the last one does; the timeout only paces the polls of the cancel
+	 * flag (a signal handler cannot signal a condition variable). */
 	pthread_mutex_lock(&job->mu);
 	while (job->tasks_done < submitted) {
 		deadline = nz__deadline(p->interval_ms);
-		pthread_cond_timedwait(&job->done_cv, &job->mu, &deadline);
+		p->ctl->waits++;
+		if (pthread_cond_timedwait(&job->done_cv, &job->mu, &deadline) == ETIMEDOUT)
+			p->ctl->timeouts++;
 		pthread_mutex_unlock(&job->mu);
 		report(p, 0);
 		pthread_mutex_lock(&job->mu);
@@ -171,18 +184,61 @@ static void drive(poller *p, nz__pool *pool, uint64_t ntasks)
 	pthread_mutex_unlock(&job->mu);
 }
 
-int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts_in)
+/* A small write runs on the calling thread, as worker 0: starting threads,
+ * handing them the work and waiting for them to finish and exit costs more
+ * than the write, and on a busy machine each hand-off waits for the
+ * scheduler, milliseconds each. Signals are blocked while a task runs, as
+ * on a worker (a put never runs a handler; one that arrives meanwhile is
+ * delivered when the task ends, which is soon: the write is small). The
+ * cancel flag and progress are looked at between tasks. */
+static void run_inline(poller *p, uint64_t ntasks)
+{
+	sigset_t all, old;
+	uint64_t k;
+
+	sigfillset(&all);
+	report(p, 1);
+	for (k = 0; k < ntasks && !atomic_load(&p->job->stop); k++) {
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		nz__job_run_one(p->job, 0);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		report(p, 0);
+	}
+}
+
+/* Whether the plan's chunks, padding included, fit the inline limit, or
+ * the plan is one chunk: one worker would do it all, and neither it nor the
+ * caller could stop a chunk half-way, so a thread adds only hand-offs. */
+static int runs_inline(const nz_plan *plan, size_t chunk_bytes, size_t limit)
+{
+	uint64_t n = nz_plan_nchunks(plan);
+
+	if (n == 0 || limit == 0)
+		return 0;
+	return n == 1 || chunk_bytes == 0 || n <= limit / chunk_bytes;
+}
+
+int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts)
+{
+	return nz__write_ctl_run(t, src, opts, NULL);
+}
+
+int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *opts_in,
+		      nz__write_ctl *ctl_in)
 {
 	static const nz_write_opts defaults = NZ_WRITE_OPTS_INIT;
 	const nz_write_opts *opts = opts_in ? opts_in : &defaults;
+	nz__write_ctl dctl = NZ__WRITE_CTL_INIT, *ctl = ctl_in ? ctl_in : &dctl;
 	uint64_t tc[NZ_MAX_DIMS], ntasks;
 	nz_plan *whole = NULL, *part = NULL;
 	nz__pool *pool = NULL;
 	nz__job job;
 	poller p;
 	size_t budget, chunk_bytes;
-	int err = 0, jobs, workers, i, job_ready = 0;
+	int err = 0, jobs, workers, i, job_ready = 0, inl;
 
+	ctl->threads = 0;
+	ctl->waits = ctl->timeouts = 0;
 	memset(&job, 0, sizeof job);
 	memset(&p, 0, sizeof p);
 	if (opts->version != NZ_WRITE_OPTS_VERSION || opts->jobs < 0 ||
@@ -208,6 +264,8 @@ int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts_in)
 	ntasks = nz_plan_ntasks(part);
 	if ((uint64_t)workers > ntasks)
 		workers = ntasks ? (int)ntasks : 1;
+	if ((inl = runs_inline(part, chunk_bytes, ctl->inline_bytes)) != 0)
+		workers = 1;
 
 	job.t = t;
 	job.src = src;
@@ -232,12 +290,17 @@ int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts_in)
 	p.interval_ms = opts->progress_interval_ms ? opts->progress_interval_ms : 100;
 	p.chunks_total = nz_plan_nchunks(part);
 	p.bytes_total = plan_bytes(t, part);
-	if (ntasks > 0 && (err = nz__pool_new(&pool, workers, 2 * (size_t)workers)) < 0)
-		goto done;
-	if (pool)
+	p.ctl = ctl;
+	if (inl) {
+		run_inline(&p, ntasks);
+	} else if (ntasks > 0) {
+		if ((err = nz__pool_new(&pool, workers, 2 * (size_t)workers)) < 0)
+			goto done;
+		ctl->threads = workers;
 		drive(&p, pool, ntasks);
-	nz__pool_free(pool);
-	pool = NULL;
+		nz__pool_free(pool);
+		pool = NULL;
+	}
 	report(&p, 1);
 
 	if (job.failed) {

@@ -116,11 +116,24 @@ static int put_chunk(nz__job *job, nz__worker *w, const chunk_box *c, const unsi
 	return 0;
 }
 
+/* Fill what the data will not cover. When only dimension 0 is cut (the
+ * last chunk-row of a recording; every chunk of one shorter than a chunk)
+ * the data is the first extent[0] rows and only the rest needs the fill;
+ * otherwise the gaps are scattered and the whole chunk is filled first. */
 static void pad(const nz__job *job, unsigned char *buf, const chunk_box *c)
 {
-	if (c->partial)
-		nz__fill_elements(buf, job->chunk_bytes / job->t->itemsize, job->t->fill,
-				  job->t->itemsize);
+	const nz__target *t = job->t;
+	size_t skip = 0;
+	int d;
+
+	if (!c->partial)
+		return;
+	for (d = 1; d < t->ndim && c->extent[d] == t->chunks[d]; d++)
+		;
+	if (d == t->ndim && t->ndim > 0)
+		skip = (size_t)c->extent[0] * (job->chunk_bytes / (size_t)t->chunks[0]);
+	nz__fill_elements(buf + skip, (job->chunk_bytes - skip) / t->itemsize, t->fill,
+			  t->itemsize);
 }
 
 /* A chunk whose trailing extents are whole chunks, and, for a row-major

@@ -39,6 +39,25 @@ int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src);
 /** Write every chunk of `t` from `src` as nz_write_array describes. */
 int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts);
 
+/** Writes of one chunk, or of chunks holding (padding included) at most
+ *  this many bytes in all, run on the calling thread, without worker
+ *  threads: see run.c. */
+#define NZ__WRITE_INLINE_BYTES ((size_t)1 << 20)
+
+/** How a write runs, and what its caller did, for tests and benchmarks. */
+typedef struct nz__write_ctl {
+	size_t inline_bytes; /**< in: the inline limit; 0 = always worker threads */
+	int threads;         /**< out: worker threads started (0 = ran inline) */
+	uint64_t waits;      /**< out: the caller's waits for the workers */
+	uint64_t timeouts;   /**< out: those that ended by timing out (polls) */
+} nz__write_ctl;
+
+#define NZ__WRITE_CTL_INIT { NZ__WRITE_INLINE_BYTES, 0, 0, 0 }
+
+/** nz__write with controls; ctl NULL = the defaults (as nz__write). */
+int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *opts,
+		      nz__write_ctl *ctl);
+
 /* ---- shared between run.c (the caller's side) and task.c (the workers) */
 
 typedef struct nz__worker {
