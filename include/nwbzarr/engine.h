@@ -17,7 +17,10 @@
  * its contract; user callbacks must honour it). An nz_plan is immutable after
  * creation and may be shared. nz_write_array runs its callbacks (progress) on
  * the calling thread; worker threads block all signals, so a process-directed
- * signal (SIGINT) is delivered to another thread, typically the caller. The
+ * signal (SIGINT) is delivered to another thread, typically the caller. A
+ * small write (one chunk, or at most 1 MiB in all) starts no threads: it runs
+ * on the calling thread with signals blocked while each chunk is written, so
+ * a signal arriving then is delivered when the chunk is done. The
  * library installs no signal handlers: a program cancels through
  * nz_write_opts.cancel_flag or the progress callback.
  */
