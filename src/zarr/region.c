@@ -77,7 +77,7 @@ int nz_array_read_region(nz_array *a, const uint64_t *start, const uint64_t *cou
 	uint64_t clo[NZ_MAX_DIMS], chi[NZ_MAX_DIMS], c[NZ_MAX_DIMS];
 	unsigned char *chunk = NULL;
 	nz_scratch s = { { 0 }, { 0 } };
-	size_t need;
+	size_t need = 0;
 	int d, err = 0;
 
 	if (a->ocodec != NZ_OBJECT_NONE)
@@ -115,7 +115,7 @@ int nz_array_write_all(nz_array *a, const void *data, size_t len)
 	uint64_t zero[NZ_MAX_DIMS] = { 0 }, grid[NZ_MAX_DIMS], c[NZ_MAX_DIMS] = { 0 };
 	unsigned char *chunk = NULL;
 	nz_scratch s = { { 0 }, { 0 } };
-	size_t need, i;
+	size_t need = 0, i;
 	int err = 0;
 
 	if (a->ocodec != NZ_OBJECT_NONE)
@@ -147,7 +147,7 @@ int nz_array_write_all_vlen(nz_array *a, const char *const *items, const size_t 
 {
 	uint64_t zero[NZ_MAX_DIMS] = { 0 }, grid[NZ_MAX_DIMS], c[NZ_MAX_DIMS] = { 0 };
 	const char **ci = NULL;
-	size_t *cl = NULL, need, i, padlen;
+	size_t *cl = NULL, need = 0, i, padlen;
 	char *pad = NULL;
 	nz_scratch s = { { 0 }, { 0 } };
 	int err = 0;
