@@ -45,6 +45,20 @@ typedef enum nz_export_chunks {
 	NZ_EXPORT_CHUNKS_AUTO = 1
 } nz_export_chunks;
 
+/** nz_export_opts.phase: which part of an export this call writes, for
+ *  several processes sharing one export (MPI; docs/mpi.md). */
+typedef enum nz_export_phase {
+	NZ_EXPORT_ALL = 0,      /**< everything: an ordinary export */
+	/** Every group, attribute, link and small dataset, and the metadata of
+	 *  the large datasets (those streamed through the engine) without any
+	 *  of their chunks; no .zmetadata (finish with nz_nwb_finalise). */
+	NZ_EXPORT_METADATA = 1,
+	/** Only part `part` of `nparts` of every large dataset's chunks, into
+	 *  the existing store a METADATA export wrote; nothing else. The plan
+	 *  does not depend on `jobs`: every process may use its own. */
+	NZ_EXPORT_DATA = 2
+} nz_export_phase;
+
 /** What an export did. */
 typedef struct nz_export_stats {
 	uint64_t groups, datasets, links, attributes;
@@ -52,6 +66,10 @@ typedef struct nz_export_stats {
 	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded by workers */
 	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
 	double elapsed_s;
+	/* with nz_export_opts.resume (docs/reliability.md) */
+	uint64_t chunks_kept;     /**< chunks already stored whole: kept */
+	uint64_t chunks_repaired; /**< stored but corrupt: written again */
+	uint64_t temp_removed;    /**< a dead writer's temporary files removed */
 } nz_export_stats;
 
 typedef struct nz_export_opts {
@@ -68,14 +86,28 @@ typedef struct nz_export_opts {
 	void *progress_ctx;
 	const volatile sig_atomic_t *cancel_flag; /**< may be NULL */
 	nz_export_stats *stats;          /**< out; may be NULL */
+	nz_export_phase phase;           /**< NZ_EXPORT_ALL unless several processes */
+	uint64_t part, nparts;           /**< NZ_EXPORT_DATA: this process's part */
+	/** 1 = fsync every file and directory written (durable against power
+	 *  loss); 0 = one sync of the output's filesystem at the end. */
+	int fsync;
+	/** 1 = finish an interrupted export of the same file into `dst` with
+	 *  the same options (docs/reliability.md): documents must come out the
+	 *  same (else NZ_EMISMATCH naming the first that differs), chunks
+	 *  already stored whole are kept. A missing `dst` is written afresh; a
+	 *  complete one is NZ_EEXISTS. Not with overwrite. */
+	int resume;
 } nz_export_opts;
 
 #define NZ_EXPORT_OPTS_VERSION 1
-#define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL }
+#define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
+			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0 }
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless
- *  opts->overwrite. Errors name the file and the object. */
+ *  opts->overwrite or opts->resume. Errors name the file and the object.
+ *  `dst` carries the incomplete marker (NZ_INCOMPLETE_MARKER, nwb.h) until
+ *  .zmetadata is written and synced: a failed export never looks complete. */
 NZ_EXTERN int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts);
 
 /** Called once per difference found by nz_verify: `path` is the object

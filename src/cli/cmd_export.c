@@ -1,21 +1,27 @@
 /* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]
  *                [--chunks keep|auto] [--overwrite] [--hdf5-decode] [--stats] */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_export.h"
+#include "cli_mpi.h"
 #include "nwbzarr.h"
 #include "nwbzarr/export.h"
 
 static const char usage_text[] =
 	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]\n"
-	"                      [--chunks keep|auto] [--overwrite] [--hdf5-decode] [--stats]\n"
+	"                      [--chunks keep|auto] [--overwrite | --resume] [--fsync]\n"
+	"                      [--hdf5-decode] [--stats]\n"
 	"  -j, --jobs N        worker threads (default: one per core)\n"
 	"  --compressor NAME   blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib, gzip, none\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
 	"  --overwrite         replace an existing Zarr store at OUT\n"
+	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
+	"  --fsync             fsync every file and directory (durable on power loss)\n"
 	"  --hdf5-decode       let libhdf5 decode every chunk (slower; for comparison)\n"
 	"  --stats             print a JSON line of statistics\n"
 	"  -h, --help          this text\n";
@@ -26,6 +32,50 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n%s", usage_text);
 	return 2;
+}
+
+/* Under mpirun (docs/mpi.md): rank 0 exports the metadata, every rank its
+ * part of the large datasets' chunks, rank 0 finalises. */
+struct export_job {
+	const char *in, *out;
+	nz_export_opts o;
+};
+
+static int export_part(void *ctx, uint64_t part, uint64_t nparts)
+{
+	struct export_job *j = ctx;
+	nz_export_opts o = j->o;
+	o.phase = NZ_EXPORT_DATA;
+	o.part = part;
+	o.nparts = nparts;
+	return nz_export_hdf5(j->in, j->out, &o);
+}
+
+static int export_ranks(struct export_job *j)
+{
+	int st = nzc_mpi_test_fail("open"), rc = 1;
+	if (st == 0 && access(j->in, R_OK) != 0) {
+		fprintf(stderr, "nwbzarr: %scannot read '%s': %s\n", nzc_mpi_tag(), j->in,
+			strerror(errno));
+		st = -1;
+	}
+	if (nzc_mpi_agree(st, "open") < 0)
+		goto done;
+	if (nzc_mpi_rank() == 0) {
+		nz_export_opts o = j->o;
+		o.phase = NZ_EXPORT_METADATA;
+		st = nz_export_hdf5(j->in, j->out, &o) < 0 ? -nzc_fail() : 0;
+	}
+	if (nzc_mpi_finish(j->out, st, export_part, j) < 0) {
+		if (nzc_mpi_rank() == 0)
+			fprintf(stderr, "nwbzarr: %s'%s' is incomplete; rerun the export with "
+				"--overwrite\n", nzc_mpi_tag(), j->out);
+		goto done;
+	}
+	rc = 0;
+done:
+	nzc_mpi_leave(NZC_MPI_PHASES);
+	return rc;
 }
 
 int nz_cli_export(int argc, char **argv)
@@ -67,6 +117,10 @@ int nz_cli_export(int argc, char **argv)
 				return bad_usage("--chunks must be keep or auto, not '%s'", argv[i]);
 		} else if (strcmp(a, "--overwrite") == 0) {
 			o.overwrite = 1;
+		} else if (strcmp(a, "--resume") == 0) {
+			o.resume = 1;
+		} else if (strcmp(a, "--fsync") == 0) {
+			o.fsync = 1;
 		} else if (strcmp(a, "--hdf5-decode") == 0) {
 			o.hdf5_decode = 1;
 		} else if (strcmp(a, "--stats") == 0) {
@@ -83,11 +137,25 @@ int nz_cli_export(int argc, char **argv)
 	}
 	if (!in || !out)
 		return bad_usage("%s", "IN.nwb and OUT.nwb.zarr are required");
+	if (o.resume && o.overwrite)
+		return bad_usage("%s", "--resume and --overwrite exclude each other");
 	o.stats = &st;
+	if (nzc_mpi_init() < 0)
+		return 1;
+	if (nzc_mpi_size() > 1) { /* --stats: per process, not printed */
+		struct export_job j = { in, out, o };
+		int rc = export_ranks(&j);
+		nzc_mpi_finalize();
+		return rc;
+	}
 	if (nz_export_hdf5(in, out, &o) < 0) {
 		fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
 		return 1;
 	}
+	if (o.resume)
+		fprintf(stderr, "nwbzarr: resumed '%s': %llu chunks kept, %llu corrupt rewritten, "
+			"%llu temporary files removed\n", out, (unsigned long long)st.chunks_kept,
+			(unsigned long long)st.chunks_repaired, (unsigned long long)st.temp_removed);
 	if (stats)
 		printf("{\"groups\": %llu, \"datasets\": %llu, \"links\": %llu, \"attributes\": %llu, "
 		       "\"bytes\": %llu, \"raw_chunks\": %llu, \"hdf5_reads\": %llu, \"seconds\": %.3f}\n",

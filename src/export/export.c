@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "export/export_impl.h"
 #include "hdmf/hdmf.h"
@@ -29,6 +30,8 @@ typedef struct xctx {
 	json_t *links;      /* group path -> zarr_link list */
 	const char *specloc; /* absolute path of the cached specs, or NULL */
 	char *root_oid;
+	int resume;                 /* store compares metadata; chunks kept */
+	nz_nwb_resume_info resumed; /* what the resume found */
 } xctx;
 
 static double now_s(void)
@@ -186,7 +189,7 @@ static int h5_source_read(void *ctx, const uint64_t *start, const uint64_t *coun
 static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, const char *dtype,
 		       uint64_t nelem)
 {
-	uint64_t start[NZ_MAX_DIMS] = { 0 }, one[1] = { 1 };
+	uint64_t start[NZ_MAX_DIMS] = { 0 }, one[1] = { 1 }, ones[NZ_MAX_DIMS];
 	nz_source_ops ops = { NZ_SOURCE_OPS_VERSION, h5_source_read, NULL };
 	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
 	nz_write_stats ws;
@@ -208,6 +211,8 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 		nz__free(buf);
 		return err;
 	}
+	if (x->o.phase == NZ_EXPORT_METADATA) /* their chunks come in DATA */
+		return 0;
 	/* The engine takes a structured dtype's records as opaque "|V<size>". */
 	if (dtype[0] == '[')
 		snprintf(vdtype, sizeof vdtype, "|V%zu", n->type.size);
@@ -221,7 +226,17 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 	wo.progress_ctx = x->o.progress_ctx;
 	wo.cancel_flag = x->o.cancel_flag;
 	wo.stats = &ws;
-	err = nz_write_array(a, src, &wo);
+	if (x->o.phase == NZ_EXPORT_DATA) {
+		/* One chunk per task: the same plan in every process whatever
+		 * its jobs (the engine's own shape depends on them). */
+		for (int d = 0; d < NZ_MAX_DIMS; d++)
+			ones[d] = 1;
+		wo.task_chunks = ones;
+		wo.part = x->o.part;
+		wo.nparts = x->o.nparts;
+	}
+	err = x->resume ? nz__hdmf_write_resumed(a, x->store, src, &wo, &x->resumed)
+			: nz_write_array(a, src, &wo);
 	nz_source_free(src);
 	return err;
 }
@@ -277,6 +292,37 @@ done:
 	nz__free(items);
 	nz__free(lens);
 	return err;
+}
+
+/* NZ_EXPORT_DATA: this process's part of a large dataset's chunks, into the
+ * array a METADATA export created. Everything else was written there. */
+static int write_dataset_part(xctx *x, const nz__xnode *n)
+{
+	uint64_t nelem;
+	size_t bytes;
+	nz__h5ds *ds = NULL;
+	nz_array *a = NULL;
+	char *dtype = NULL;
+	int err;
+
+	if (nz__xtype_has_pointers(&n->type))
+		return 0;
+	if ((err = nz__xnode_count(&nelem, n, n->shape)) < 0)
+		goto done;
+	if (nz__mul_size(&bytes, (size_t)nelem, n->type.size) < 0 || bytes <= SMALL_BYTES)
+		goto done; /* too large fails in METADATA already */
+	if ((err = nz__xtype_numpy(&dtype, &n->type)) < 0 ||
+	    (err = nz_array_open(&a, x->store, store_path(n->path))) < 0 ||
+	    (err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) < 0)
+		goto done;
+	err = write_fixed(x, a, ds, n, dtype, nelem);
+done:
+	nz__h5ds_close(ds);
+	nz_array_free(a);
+	nz__free(dtype);
+	if (err < 0)
+		return nz__error_wrap("exporting '%s'", n->path);
+	return 0;
 }
 
 static int write_dataset(xctx *x, const nz__xnode *n)
@@ -382,12 +428,14 @@ static int write_all(xctx *x)
 		const nz__xnode *n = &x->m.nodes[i];
 		if (under(n->path, x->specloc))
 			continue;
-		if (n->kind == NZ__X_GROUP)
+		if (x->o.phase == NZ_EXPORT_DATA)
+			err = n->kind == NZ__X_DATASET ? write_dataset_part(x, n) : 0;
+		else if (n->kind == NZ__X_GROUP)
 			err = write_group(x, n, strcmp(n->path, "/") == 0 ? root : NULL);
 		else if (n->kind == NZ__X_DATASET)
 			err = write_dataset(x, n);
 	}
-	if (err < 0)
+	if (err < 0 || x->o.phase == NZ_EXPORT_DATA)
 		goto done;
 	if (x->specloc) {
 		/* The file's own cached namespaces, extensions included. hdmf's
@@ -402,7 +450,11 @@ static int write_all(xctx *x)
 		err = nz__error_wrap("exporting group '/'");
 		goto done;
 	}
-	err = nz_consolidate(x->store);
+	/* METADATA: .zmetadata comes once every process wrote its data. */
+	if (x->o.phase == NZ_EXPORT_METADATA)
+		err = nz_store_sync(x->store);
+	else if ((err = nz_consolidate(x->store)) == 0)
+		err = nz__hdmf_marker_finish(x->store); /* only now complete */
 done:
 	json_decref(root);
 	return err;
@@ -436,12 +488,48 @@ static int prepare_dst(const char *dst, int overwrite)
 	if (!overwrite)
 		return nz__error_set(NZ_EEXISTS, "output '%s' exists (use overwrite)", dst);
 	snprintf(probe, sizeof probe, "%s/.zgroup", dst);
-	if (!S_ISDIR(sb.st_mode) || (stat(probe, &sb) != 0 && !dir_empty(dst)))
+	if (access(probe, F_OK) != 0)
+		snprintf(probe, sizeof probe, "%s/" NZ_INCOMPLETE_MARKER, dst);
+	if (!S_ISDIR(sb.st_mode) || (access(probe, F_OK) != 0 && !dir_empty(dst)))
 		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not replacing it",
 				     dst);
+	/* .zmetadata first: killed half way, the old store must not look
+	 * complete (nftw removes in no set order). */
+	snprintf(probe, sizeof probe, "%s/.zmetadata", dst);
+	if (unlink(probe) != 0 && errno != ENOENT)
+		return nz__error_errno(errno, "cannot remove the old output", probe);
 	if (nftw(dst, rm_cb, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		return nz__error_errno(errno, "cannot remove the old output", dst);
 	return 0;
+}
+
+/* The output store: reopened to resume, or created with the incomplete
+ * marker as its first key. */
+static int open_dst(xctx *x, const char *src, const char *dst)
+{
+	unsigned int flags = x->o.fsync ? NZ_STORE_FSYNC : 0;
+	json_t *m = NULL;
+	int err;
+	if (x->o.resume && x->o.overwrite)
+		return nz__error_set(NZ_EINVAL, "'%s': resume and overwrite exclude each other", dst);
+	if (x->o.resume && x->o.phase != NZ_EXPORT_ALL)
+		return nz__error_set(NZ_EUNSUPPORTED, "'%s': resume of a multi-process export is not "
+				     "supported; resume with one process", dst);
+	if (x->o.resume) {
+		err = nz__hdmf_resume_open(&x->store, &m, &x->resumed.temp_removed, dst, flags);
+		json_decref(m);
+		x->resume = x->store != NULL;
+		if (err < 0 || x->store)
+			return err;
+	}
+	if ((err = prepare_dst(dst, x->o.overwrite)) < 0 ||
+	    (err = nz_store_open_dir(&x->store, dst, flags | NZ_STORE_CREATE)) < 0)
+		return err;
+	if (!(m = json_pack("{s:s}", "source", src)))
+		return nz__error_set(NZ_ENOMEM, "out of memory creating '%s'", dst);
+	err = nz__hdmf_marker_write(x->store, m);
+	json_decref(m);
+	return err;
 }
 
 int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
@@ -462,19 +550,28 @@ int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
 		goto done;
 	if ((err = nz__h5_walk(&x.m, x.f)) < 0)
 		goto done;
-	if ((err = prepare_dst(dst, x.o.overwrite)) < 0)
+	if (x.o.phase == NZ_EXPORT_DATA) {
+		/* Into the store a METADATA export made: nothing to prepare. */
+		if ((err = nz_store_open_dir(&x.store, dst, NZ_STORE_WRITE)) < 0 ||
+		    (err = write_all(&x)) < 0 || (err = nz_store_sync(x.store)) < 0)
+			goto done;
 		goto done;
-	if ((err = nz_store_open_dir(&x.store, dst, NZ_STORE_CREATE)) < 0)
+	}
+	if ((err = open_dst(&x, src, dst)) < 0)
 		goto done;
 	if ((err = nz__hdmf_init(&x.h, x.store, 0, x.o.compressor)) < 0)
 		goto done;
-	/* The root .zgroup first: a failed export leaves a recognisable Zarr
-	 * store (without .zmetadata) that --overwrite may replace. */
+	/* The root .zgroup early: with the marker, a failed export leaves a
+	 * recognisable incomplete store that --resume finishes and
+	 * --overwrite replaces. */
 	if ((err = nz_group_create(x.store, "")) < 0)
 		goto done;
 	err = write_all(&x);
 done:
 	x.st.elapsed_s = now_s() - t0;
+	x.st.chunks_kept = x.resumed.chunks_kept;
+	x.st.chunks_repaired = x.resumed.chunks_repaired;
+	x.st.temp_removed = x.resumed.temp_removed;
 	if (opts && opts->stats)
 		*opts->stats = x.st;
 	json_decref(x.links);

@@ -12,6 +12,7 @@
 #include "engine/pool.h"
 #include "export/export_impl.h"
 #include "export/zread.h"
+#include "nwbzarr/nwb.h" /* NZ_INCOMPLETE_MARKER, nz_nwb_check_complete */
 #include "util/alloc.h"
 #include "util/json.h"
 
@@ -60,6 +61,11 @@ static int open_side(vside *s, const char *path)
 	if (s->zarr) {
 		if ((err = nz_store_open_dir(&s->store, path, NZ_STORE_READ)) < 0)
 			return err;
+		/* A store our writer left unfinished: comparing it would report
+		 * its missing chunks as fill values. (Stores of other tools may
+		 * lack .zmetadata and are compared as they are.) */
+		if ((err = nz_store_exists(s->store, NZ_INCOMPLETE_MARKER)) != 0)
+			return err < 0 ? err : nz_nwb_check_complete(s->store);
 		return nz__z_walk(&s->m, s->store);
 	}
 	if ((err = nz__h5_open(&s->f, path)) < 0)

@@ -97,4 +97,25 @@ if strace -f -qq -e trace=fsync,rename -o st.txt "$NZ_CLI" convert rec.bin "${AR
 else
 	echo "SKIP --fsync syscall count: strace cannot run here"
 fi
+# --- export: a full disk, then --resume; a different request ----------------
+"$NZ_PYTHON" -c "
+import numpy as np, h5py
+with h5py.File('x.nwb', 'w') as f:
+    f.attrs['nwb_version'] = '2.6.0'
+    f.create_group('acquisition').create_dataset('data', chunks=(100, 1000), compression='gzip',
+        data=np.random.default_rng(5).normal(0, 30, (3000, 1000)).astype('<i2'))
+    f.create_dataset('identifier', data='x')" || exit 1
+"$NZ_CLI" export x.nwb xref -j 1 || fail "export reference"
+limit=$(( $(du -sb xref | cut -f1) / 3 ))
+NZ_TEST_STORE_MAX_BYTES=$limit "$NZ_CLI" export x.nwb xa -j 2 2>err.txt
+[ $? -eq 1 ] && grep -q "No space left" err.txt || fail "export full disk: $(cat err.txt)"
+[ -e xa/.nwbzarr-incomplete ] && [ ! -e xa/.zmetadata ] || fail "export full disk: marker/.zmetadata"
+"$NZ_CLI" info xa >/dev/null; [ $? -eq 3 ] || fail "info of an incomplete export"
+expect_fail "export resume, other compressor" "differs" -- "$NZ_CLI" export x.nwb xa --resume --compressor zstd
+"$NZ_CLI" export x.nwb xa -j 2 --resume 2>err.txt || fail "export resume: $(cat err.txt)"
+grep -q "resumed 'xa': [1-9][0-9]* chunks kept" err.txt || fail "export resume summary: $(cat err.txt)"
+diff -r xref xa >/dev/null || fail "resumed export differs from the uninterrupted one"
+expect_fail "export resume of a complete store" "already complete" -- "$NZ_CLI" export x.nwb xa --resume
+expect_fail "export resume + overwrite" "exclude" -- "$NZ_CLI" export x.nwb xa --resume --overwrite
+
 finish

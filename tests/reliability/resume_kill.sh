@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kill -9 of `convert` at random points (seeded), at -j1 and -j2, then
+# kill -9 of `convert` and `export` at random points (seeded), at -j1 and -j2, then
 # `--resume` (itself killed and resumed again every third run): the store is
 # incomplete after each kill, and the finished store is byte for byte the
 # uninterrupted write. NZ_KILL_RUNS sets the number of runs (default 12).
@@ -68,6 +68,20 @@ span=$(( $(now_ms) - t0 ))
 echo "reference write: $span ms"
 RANDOM=4242
 kill_runs write_convert ref "${NZ_KILL_RUNS:-12}" "$span"
+
+# --- export, killed and resumed ---------------------------------------------
+"$NZ_PYTHON" -c "
+import numpy as np, h5py
+with h5py.File('big.nwb', 'w') as f:
+    f.attrs['nwb_version'] = '2.6.0'
+    f.create_group('acquisition').create_dataset('data', chunks=(2000, 64), compression='gzip',
+        data=np.fromfile('rec.bin', '<i2').reshape(-1, 64))" || exit 1
+write_export() { CMD=("$NZ_CLI" export big.nwb "$1" -j "$2" --chunks auto "${@:3}"); }
+t0=$(now_ms)
+run write_export xref 1 || fail "reference export"
+span=$(( $(now_ms) - t0 ))
+echo "reference export: $span ms"
+kill_runs write_export xref "${NZ_KILL_RUNS:-6}" "$span"
 
 # SIGTERM (a batch scheduler stopping the job) cancels cleanly: exit 1, a
 # message, an incomplete store that --resume finishes.

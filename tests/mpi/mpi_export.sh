@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `mpirun -n K nwbzarr export`: the same bytes as one process for K = 2, 3
+# (large chunked, contiguous and compound datasets streamed through the
+# engine, small ones and strings), verified against the source; a failure
+# on one rank stops every rank and leaves no .zmetadata.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+T="$NZ_TMP/mpi_export"
+rm -rf "$T" && mkdir -p "$T"
+"$NZ_PYTHON" - "$T/big.h5" <<'PY' || { echo "FAIL: fixture"; exit 1; }
+import sys, h5py, numpy as np
+OID = "00000000-0000-4000-8000-%012d"
+rng = np.random.default_rng(5)
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs.update(object_id=OID % 0, namespace="core", neurodata_type="NWBFile",
+                   nwb_version="2.6.0")
+    g = f.create_group("acquisition/es")
+    g.attrs.update(object_id=OID % 1, namespace="core", neurodata_type="ElectricalSeries")
+    g.create_dataset("data", data=rng.integers(-2000, 2000, (30001, 96), dtype="<i2"))
+    g.create_dataset("chunked", data=rng.integers(-2000, 2000, (40000, 64), dtype="<i2"),
+                     chunks=(1000, 64), compression="gzip", shuffle=True)
+    g.create_dataset("f4", data=rng.normal(size=(3000, 500)).astype("<f4"), chunks=(256, 100))
+    big = np.zeros(360000, dtype=[("x", "<u4"), ("y", "<u4"), ("w", "<f4")])
+    big["x"] = np.arange(big.size)
+    g.create_dataset("compound", data=big, chunks=(50000,), compression="gzip")
+    g.create_dataset("small", data=np.arange(10))
+    g.create_dataset("names", data=["a", "bb", "ccc"])
+PY
+"$NZ_CLI" export "$T/big.h5" "$T/x.1" -j 2 || fail "single process exit $?"
+for k in 2 3; do
+	mpi "$k" "$NZ_CLI" export "$T/big.h5" "$T/x.$k" -j 1 2>"$T/err.txt" \
+		|| { fail "-n $k exit $?: $(cat "$T/err.txt")"; continue; }
+	diff -r "$T/x.1" "$T/x.$k" >/dev/null || fail "-n $k differs from one process"
+	"$NZ_CLI" verify "$T/big.h5" "$T/x.$k" >/dev/null || fail "-n $k: verify"
+done
+n=$(ls "$T/x.3/acquisition/es/chunked" | wc -l)
+[ "$n" = 40 ] || fail "chunked: $n chunk files, expected 40"
+
+for phase in data metadata; do
+	r=$([ $phase = data ] && echo 2 || echo 0)
+	rm -rf "$T/f"
+	if NZ_TEST_FAIL_RANK=$r NZ_TEST_FAIL_PHASE=$phase mpi 3 "$NZ_CLI" export "$T/big.h5" "$T/f" \
+		-j 1 >/dev/null 2>"$T/err.txt"; then
+		fail "$phase: exit 0"
+	fi
+	grep -q "^nwbzarr: rank $r of 3: injected failure in phase '$phase'" "$T/err.txt" \
+		|| fail "$phase: no tagged message: $(cat "$T/err.txt")"
+	[ "$(grep -c "stopping: rank $r failed in phase '$phase'" "$T/err.txt")" = 2 ] \
+		|| fail "$phase: the other two ranks did not report stopping"
+	[ -e "$T/f/.zmetadata" ] && fail "$phase: left a .zmetadata"
+	[ -e "$T/f/.nwbzarr-incomplete" ] || fail "$phase: no incomplete marker"
+done
+if mpi 2 "$NZ_CLI" export "$T/missing.h5" "$T/m" 2>"$T/err.txt"; then fail "missing: exit 0"; fi
+grep -q "^nwbzarr: rank 1 of 2: cannot read '.*missing.h5'" "$T/err.txt" || fail "missing: $(cat "$T/err.txt")"
+[ -e "$T/m" ] && fail "missing input: output created"
+[ "$fails" = 0 ] && echo "ok" || exit 1
