@@ -472,8 +472,10 @@ static int dir_empty(const char *path)
 	int empty = 1;
 	if (!d)
 		return 0;
+	/* Temporary files of a writer killed before its marker count as empty. */
 	while (empty && (e = readdir(d)))
-		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+			(e->d_name[0] == '.' && strstr(e->d_name, ".nztmp."));
 	closedir(d);
 	return empty;
 }
@@ -522,7 +524,9 @@ static int open_dst(xctx *x, const char *src, const char *dst)
 		if (err < 0 || x->store)
 			return err;
 	}
-	if ((err = prepare_dst(dst, x->o.overwrite)) < 0 ||
+	/* Resuming with nothing to resume (no output, or an empty directory a
+	 * writer killed before its marker left) starts afresh. */
+	if ((err = prepare_dst(dst, x->o.overwrite || x->o.resume)) < 0 ||
 	    (err = nz_store_open_dir(&x->store, dst, flags | NZ_STORE_CREATE)) < 0)
 		return err;
 	if (!(m = json_pack("{s:s}", "source", src)))

@@ -117,5 +117,13 @@ grep -q "resumed 'xa': [1-9][0-9]* chunks kept" err.txt || fail "export resume s
 diff -r xref xa >/dev/null || fail "resumed export differs from the uninterrupted one"
 expect_fail "export resume of a complete store" "already complete" -- "$NZ_CLI" export x.nwb xa --resume
 expect_fail "export resume + overwrite" "exclude" -- "$NZ_CLI" export x.nwb xa --resume --overwrite
+# A writer killed before its marker leaves an empty directory (or only temp
+# files): --resume starts afresh; a directory holding anything else is refused.
+mkdir xe && touch xe/.x.nztmp.1.1
+"$NZ_CLI" export x.nwb xe -j 2 --resume 2>err.txt || fail "export resume into an empty dir: $(cat err.txt)"
+diff -r xref xe >/dev/null || fail "export resumed from an empty dir differs"
+mkdir xf && echo data >xf/notes.txt
+expect_fail "export resume into a foreign dir" "cannot be resumed" -- "$NZ_CLI" export x.nwb xf --resume
+[ -e xf/notes.txt ] || fail "export resume removed a foreign file"
 
 finish
