@@ -49,6 +49,10 @@ for phase in data metadata; do
 		|| fail "$phase: the other two ranks did not report stopping"
 	[ -e "$T/f/.zmetadata" ] && fail "$phase: left a .zmetadata"
 	[ -e "$T/f/.nwbzarr-incomplete" ] || fail "$phase: no incomplete marker"
+	# A failed MPI export is finished by one process with --resume.
+	"$NZ_CLI" export "$T/big.h5" "$T/f" -j 2 --resume 2>"$T/err.txt" \
+		|| fail "$phase: resume after the failed MPI export: $(cat "$T/err.txt")"
+	diff -r "$T/x.1" "$T/f" >/dev/null || fail "$phase: resumed export differs from one process"
 done
 if mpi 2 "$NZ_CLI" export "$T/missing.h5" "$T/m" 2>"$T/err.txt"; then fail "missing: exit 0"; fi
 grep -q "^nwbzarr: rank 1 of 2: cannot read '.*missing.h5'" "$T/err.txt" || fail "missing: $(cat "$T/err.txt")"
