@@ -2,7 +2,6 @@
  * and attributes are written serially; each fixed-size dataset larger than
  * SMALL_BYTES streams through nz_write_array from an HDF5 source. */
 #define _XOPEN_SOURCE 700 /* nftw */
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -465,22 +464,8 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
 	return remove(p) != 0 ? -1 : 0;
 }
 
-static int dir_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int empty = 1;
-	if (!d)
-		return 0;
-	/* Temporary files of a writer killed before its marker count as empty. */
-	while (empty && (e = readdir(d)))
-		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-			(e->d_name[0] == '.' && strstr(e->d_name, ".nztmp."));
-	closedir(d);
-	return empty;
-}
-
-/* Replace only a Zarr store or an empty directory, never other data. */
+/* Replace only a Zarr store or a fresh (empty or temp-only) directory,
+ * never other data. */
 static int prepare_dst(const char *dst, int overwrite)
 {
 	struct stat sb;
@@ -492,7 +477,7 @@ static int prepare_dst(const char *dst, int overwrite)
 	snprintf(probe, sizeof probe, "%s/.zgroup", dst);
 	if (access(probe, F_OK) != 0)
 		snprintf(probe, sizeof probe, "%s/" NZ_INCOMPLETE_MARKER, dst);
-	if (!S_ISDIR(sb.st_mode) || (access(probe, F_OK) != 0 && !dir_empty(dst)))
+	if (!S_ISDIR(sb.st_mode) || (access(probe, F_OK) != 0 && !nz__hdmf_dir_is_fresh(dst)))
 		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not replacing it",
 				     dst);
 	/* .zmetadata first: killed half way, the old store must not look

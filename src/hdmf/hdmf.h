@@ -238,6 +238,11 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
  *  left below the directory `path`; *removed counts them. */
 int nz__hdmf_remove_temps(const char *path, uint64_t *removed);
 
+/** 1 if `path` is a directory holding nothing but temporary files (a writer
+ *  killed before its incomplete marker left it: writing afresh there is
+ *  resuming), 0 otherwise (including when it does not exist). */
+int nz__hdmf_dir_is_fresh(const char *path);
+
 /** Write `src` into `a` (on `store`) through the engine like
  *  nz_write_array, keeping every chunk already stored that decodes to
  *  exactly the data it must hold; chunks missing or corrupt are written.

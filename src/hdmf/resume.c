@@ -13,6 +13,7 @@
 
 #include "engine/write.h"
 #include "hdmf/hdmf.h"
+#include "store/store_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -98,7 +99,7 @@ static int rm_tmp(const char *p, const struct stat *sb, int flag, struct FTW *ft
 {
 	const char *leaf = p + ftw->base;
 	(void)sb;
-	if (flag == FTW_F && leaf[0] == '.' && strstr(leaf, ".nztmp.")) {
+	if (flag == FTW_F && nz__store_is_temp_name(leaf)) {
 		if (unlink(p) != 0 && errno != ENOENT) {
 			tmp_errno = errno;
 			return 1;
@@ -119,16 +120,14 @@ int nz__hdmf_remove_temps(const char *path, uint64_t *removed)
 	return 0;
 }
 
-/* A directory holding nothing but temporary files: a writer that died
- * before its marker was in place left it; starting afresh is resuming. */
-static int empty_dir(const char *path)
+int nz__hdmf_dir_is_fresh(const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
 	int empty = d != NULL;
 	while (d && empty && (e = readdir(d)) != NULL)
 		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-			(e->d_name[0] == '.' && strstr(e->d_name, ".nztmp."));
+			nz__store_is_temp_name(e->d_name);
 	if (d)
 		closedir(d);
 	return empty;
@@ -141,7 +140,7 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	int err, meta;
 	*out = NULL;
 	*marker = NULL;
-	if (empty_dir(path) || access(path, F_OK) != 0)
+	if (nz__hdmf_dir_is_fresh(path) || access(path, F_OK) != 0)
 		return 0;
 	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
 		return err;

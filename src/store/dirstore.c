@@ -25,6 +25,11 @@
 /* Marker inside temporary names: ".<base>.nztmp.<pid>.<n>". */
 #define TMP_MARK ".nztmp."
 
+int nz__store_is_temp_name(const char *leaf)
+{
+	return leaf[0] == '.' && strstr(leaf, TMP_MARK) != NULL;
+}
+
 typedef struct dirstore {
 	char *root;
 	unsigned int flags;
@@ -292,7 +297,7 @@ static int walk(const dirstore *ds, nz_buf *rel, nz_store_list_cb cb, void *payl
 		struct stat st;
 		size_t n = strlen(e->d_name);
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    (e->d_name[0] == '.' && strstr(e->d_name, TMP_MARK)))
+		    nz__store_is_temp_name(e->d_name))
 			continue;
 		rel->len = base;
 		if ((base && (err = nz__buf_append(rel, "/", 1)) < 0) ||

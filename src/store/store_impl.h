@@ -9,4 +9,9 @@
  *  allow_empty accepts "" (the root, for listing prefixes). */
 int nz__store_check_key(const char *key, int allow_empty);
 
+/** 1 if the file name `leaf` (no directory part) is a directory store's
+ *  temporary name (".<name>.nztmp.<pid>.<n>"), which a killed writer may
+ *  leave behind; 0 otherwise. */
+int nz__store_is_temp_name(const char *leaf);
+
 #endif
