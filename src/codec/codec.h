@@ -19,7 +19,8 @@
  *   own); we can, but zarr never stores an empty chunk anyway.
  * - Decoding hostile input returns NZ_ECODEC/NZ_EFORMAT, never crashes.
  *   Without `expected`, a blosc header's size is trusted for allocation
- *   (as numcodecs does); lz4/zstd/zlib/gzip claims are bounded. */
+ *   only up to 65536 x the input (no blosc codec expands more: zstd's
+ *   densest frames are ~32768:1); lz4/zstd/zlib/gzip claims are bounded. */
 #ifndef NZ_CODEC_CODEC_H
 #define NZ_CODEC_CODEC_H
 

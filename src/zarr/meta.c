@@ -104,6 +104,13 @@ int nz__array_sizes(nz_array *a, const char *what)
 		if (a->chunks[i] > (size_t)-1 || nz__mul_size(&n, n, (size_t)a->chunks[i]) < 0)
 			return nz__error_set(NZ_EFORMAT, "%s: chunk size overflows (chunks too large)", what);
 	a->chunk_nelems = n;
+	/* An object chunk is held as one pointer and length per element even
+	 * when it is missing (nz_vlen): refuse chunks whose bookkeeping alone
+	 * would take hundreds of MB rather than allocate it for a hostile
+	 * document. */
+	if (a->dtype.kind == 'O' && n > NZ__MAX_OBJECT_CHUNK)
+		return nz__error_set(NZ_EUNSUPPORTED, "%s: object chunks of %zu elements are not supported (at most %zu)",
+				     what, n, (size_t)NZ__MAX_OBJECT_CHUNK);
 	if (nz__mul_size(&a->chunk_nbytes, n, a->dtype.itemsize) < 0)
 		return nz__error_set(NZ_EFORMAT, "%s: chunk size in bytes overflows", what);
 	if (a->dtype.kind != 'O' && !(a->fill = nz__calloc(1, a->dtype.itemsize)))

@@ -137,6 +137,9 @@ struct nz_scratch {
 /** Allocate an array struct from its .zarray (format 2) or zarr.json
  *  (format 3) document, everything validated. */
 int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const json_t *meta, int format);
+/** Most elements in one chunk of an object array (see nz__array_sizes). */
+#define NZ__MAX_OBJECT_CHUNK ((size_t)1 << 24)
+
 /** A list of at most NZ_MAX_DIMS non-negative integers (`key` of `what`). */
 int nz__zarr_parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *key, const char *what);
 /** chunk_nelems/chunk_nbytes from chunks and dtype (overflow-checked), and
