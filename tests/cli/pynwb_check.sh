@@ -10,7 +10,7 @@ fi
 source "$NZ_PYREF/env.sh"
 T="$NZ_TMP/cli_pynwb"
 rm -rf "$T" && mkdir -p "$T"
-raw="$NZ_SHARED/reference/raw/reference_ephys.int16"
+raw="$NZ_REF/raw/reference_ephys.int16"
 read_back() { "$NZ_PYTHON" "$NZ_PYREF/read_nwbzarr.py" "$1" --quiet --compare-raw "$raw" \
 	--series /acquisition/ElectricalSeries --channels 4 "${@:2}"; }
 # defaults only: no cached schema (pynwb warns and uses its own)
@@ -31,7 +31,7 @@ cat >"$T/session.json" <<'JSON'
  "series": {"description": "raw", "conversion": 1.95e-7, "channel_conversion": [1, 1, 0.5, 2]}}
 JSON
 "$NZ_CLI" convert "$raw" -o "$T/full.nwb.zarr" --channels 4 --rate 30000 -j3 -q \
-	--meta "$T/session.json" --spec-from "$NZ_SHARED/reference/nwb/reference.nwb" --chunks 4096,2
+	--meta "$T/session.json" --spec-from "$NZ_REF/nwb/reference.nwb" --chunks 4096,2
 read_back "$T/full.nwb.zarr" --strict-warnings
 "$NZ_PYTHON" - "$T/full.nwb.zarr" <<'PY'
 import sys

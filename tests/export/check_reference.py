@@ -3,7 +3,7 @@
 1. `nwbzarr verify SRC DST` passes;
 2. zarr-python reads every array (consolidated and plain);
 3. the export matches the source manifest (manifest/<name>.json) under the
-   comparison rules of ../shared/reference/README.md: groups, datasets
+   comparison rules of tests/data/README.md: groups, datasets
    (shape, dtype, value hashes, reference targets, compound fields), links,
    attributes;
 4. its structure matches hdmf-zarr's export (zarr/<name>.nwb.zarr): the same
@@ -22,8 +22,7 @@ import sys
 import numpy as np
 import zarr
 
-SHARED = os.environ["NZ_SHARED"]
-REF = os.path.join(SHARED, "reference")
+REF = os.environ["NZ_REF"]
 CLI = os.environ["NZ_CLI"]
 TMP = os.path.join(os.environ["NZ_TMP"], "export_reference")
 os.makedirs(TMP, exist_ok=True)
