@@ -5,7 +5,12 @@
  * usage: nz_write_raw IN OUT --channels N --chunks R,C [--dtype <i2]
  *        [--header BYTES] [--compressor blosc|zstd|lz4|zlib|none]
  *        [--cname lz4] [--clevel 5] [--shuffle 1] [-j N] [--buffer-size MiB]
- *        [--task-chunks R,C] [--quiet] [--json] */
+ *        [--task-chunks R,C] [--zarr-format 2|3] [--shards R,C] [--quiet] [--json]
+ *
+ * --zarr-format 3 and --shards need a library whose nz_array_opts has them
+ * (NZ_ARRAY_OPTS_VERSION >= 2); built against an older one they fail with
+ * exit status 3 and say so, which bench/bench_v3.sh reports as "not
+ * available". */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,7 +51,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: nz_write_raw IN OUT --channels N --chunks R,C [--dtype <i2] "
 			"[--header BYTES] [--compressor blosc] [--cname lz4] [--clevel 5] "
-			"[--shuffle 1] [-j N] [--buffer-size MiB] [--task-chunks R,C] [--quiet] [--json]\n");
+			"[--shuffle 1] [-j N] [--buffer-size MiB] [--task-chunks R,C] [--zarr-format 2|3] "
+			"[--shards R,C] [--quiet] [--json]\n");
 	return 2;
 }
 
@@ -60,8 +66,8 @@ int main(int argc, char **argv)
 	nz_source *src = NULL;
 	nz_store *st = NULL;
 	nz_array *arr = NULL;
-	uint64_t chunks[2] = {0, 0}, task[2] = {0, 0};
-	int quiet = 0, json = 0, err = 0, i;
+	uint64_t chunks[2] = {0, 0}, task[2] = {0, 0}, shards[2] = {0, 0};
+	int quiet = 0, json = 0, err = 0, zarr_format = 0, i;
 	const char *in, *out;
 
 	if (argc < 3)
@@ -94,7 +100,12 @@ int main(int argc, char **argv)
 			if (sscanf(v, "%" SCNu64 ",%" SCNu64, &task[0], &task[1]) != 2)
 				return usage();
 			wo.task_chunks = task;
-		} else if (!strcmp(a, "--compressor"))
+		} else if (!strcmp(a, "--shards")) {
+			if (sscanf(v, "%" SCNu64 ",%" SCNu64, &shards[0], &shards[1]) != 2)
+				return usage();
+		} else if (!strcmp(a, "--zarr-format"))
+			zarr_format = atoi(v);
+		else if (!strcmp(a, "--compressor"))
 			comp.id = v;
 		else if (!strcmp(a, "--cname"))
 			comp.cname = v;
@@ -111,6 +122,16 @@ int main(int argc, char **argv)
 	}
 	if (!chunks[0] || !chunks[1])
 		return usage();
+#if NZ_ARRAY_OPTS_VERSION >= 2
+	ao.zarr_format = zarr_format;
+	ao.shards = shards[0] ? shards : NULL;
+#else
+	if (zarr_format == 3 || shards[0]) {
+		fprintf(stderr, "nz_write_raw: this nwbzarr has no Zarr v3 writer (nz_array_opts version %d "
+				"has no zarr_format or shards)\n", NZ_ARRAY_OPTS_VERSION);
+		return 3;
+	}
+#endif
 	signal(SIGINT, on_sigint);
 	wo.cancel_flag = &interrupted;
 	wo.stats = &stats;
