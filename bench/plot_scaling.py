@@ -123,7 +123,8 @@ def load_peers(path):
             out.append(("%s, v3 sharded" % base, "-." if base == "bare_shard" else "-",
                         sorted(pts)))
     run = comments[0].split(", ", 1)[-1] if comments else ""
-    caption = "v3 points: %s, %s (%s)" % (path.rsplit("/", 1)[-1], codec, run)
+    machine = next((c for c in comments if c.startswith("machine: ")), "")
+    caption = "v3 points: %s, %s, run of %s, %s" % (path.rsplit("/", 1)[-1], codec, run, machine)
     return caption, out
 
 
@@ -132,7 +133,7 @@ def plot(comments, rows, png, peers=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(9, 5.6))
+    fig, ax = plt.subplots(figsize=(9, 5.6) if not peers else (12.5, 5.6))
     for v in variants(rows):
         pts = sorted((r["jobs"], r["mb_per_s"]) for r in rows if r["variant"] == v)
         style = "--" if v == "bare_loop" else "-"
@@ -157,12 +158,15 @@ def plot(comments, rows, png, peers=None):
     ax.set_ylabel("write throughput, MB/s of raw samples")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8 if not peers else 7, loc="upper left" if not peers else "best")
+    if peers:  # more series than fit over the lines: the legend goes beside the axes
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    else:
+        ax.legend(fontsize=8, loc="upper left")
     title = next((c for c in comments if c.startswith("input:")), "")
     ax.set_title("NWB-Zarr write throughput vs jobs\n" + title.replace("input: ", ""), fontsize=9)
     caption = "\n".join(c for c in comments if not c.startswith("input:"))
     fig.text(0.01, 0.01, caption, fontsize=7, va="bottom", ha="left", family="monospace")
-    fig.subplots_adjust(bottom=0.2, top=0.88)
+    fig.subplots_adjust(bottom=0.2, top=0.88, right=0.66 if peers else 0.9)
     fig.savefig(png, dpi=100)
 
 
