@@ -224,7 +224,9 @@ def main():
     shutil.rmtree(b.out, ignore_errors=True)
     os.remove(b.raw)
     info["load_end"] = loadavg()
-    info["versions"], info["settings"] = b.versions, b.settings
+    # the peers' interpreter: this driver runs in the same venv
+    info["versions"] = dict(b.versions, python=platform.python_version())
+    info["settings"] = b.settings
     import v3_report
     v3_report.write(a, info, b.rows, a.out)
     print("# wrote %s.csv and %s.md" % (a.out, a.out))
