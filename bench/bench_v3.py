@@ -17,7 +17,7 @@ kept, with that run's CPU seconds; peak RSS is the largest of all runs.
 After each variant's first run (not timed) bench/v3_check.py checks that the
 output has the asked layout and reads back equal to the input with
 zarr-python. A variant that fails, or whose program says it cannot do this
-(nz_write_raw exits 3 when the library has no v3 writer), is reported as
+(nz_write_raw exits 3 when the library refuses the layout), is reported as
 "not available (reason)": never a number.
 """
 import argparse
