@@ -19,7 +19,8 @@
  *   own); we can, but zarr never stores an empty chunk anyway.
  * - Decoding hostile input returns NZ_ECODEC/NZ_EFORMAT, never crashes.
  *   Without `expected`, a blosc header's size is trusted for allocation
- *   (as numcodecs does); lz4/zstd/zlib/gzip claims are bounded.
+ *   only up to 65536 x the input (no blosc codec expands more: zstd's
+ *   densest frames are ~32768:1); lz4/zstd/zlib/gzip claims are bounded.
  * - crc32c ({"id": "crc32c"}, optional "location": "end", numcodecs >= 0.13's
  *   config) appends the 4-byte little-endian CRC32C of the data, as Zarr v3's
  *   crc32c codec does; decoding verifies and strips it (mismatch: NZ_ECODEC).
