@@ -377,11 +377,12 @@ static int oom_run(void *ctx)
 	uint64_t size;
 	int rc;
 	ASSERT_OK(nz_store_remove(c->s, "c/0")); /* the memory store frees only */
-	rc = nz__shard_writer_begin(&w, c->s, "c/0", &c->l);
-	if (rc == 0 && (rc = nz__shard_writer_put(w, 0, "aaaaaaa", 7)) == 0 &&
+	if ((rc = nz__shard_writer_begin(&w, c->s, "c/0", &c->l)) < 0)
+		return rc;
+	if ((rc = nz__shard_writer_put(w, 0, "aaaaaaa", 7)) == 0 &&
 	    (rc = nz__shard_writer_put(w, 2, "cccc", 4)) == 0)
 		rc = nz__shard_writer_end(w);
-	else if (rc == 0)
+	else
 		nz__shard_writer_abort(w);
 	if (rc == 0)
 		rc = nz__shard_read_index(&e, &size, c->s, "c/0", &c->l);
