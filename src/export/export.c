@@ -437,12 +437,9 @@ static int write_all(xctx *x)
 	if (err < 0 || x->o.phase == NZ_EXPORT_DATA)
 		goto done;
 	if (x->specloc) {
-		/* The file's own cached namespaces, extensions included. hdmf's
-		 * reader opens the file with libhdf5 too, so it holds our lock. */
-		nz__h5_lock();
-		err = nz__hdmf_copy_specs(&x->h, x->f->path, root);
-		nz__h5_unlock();
-		if (err < 0)
+		/* The file's own cached namespaces, extensions included (hdmf
+		 * takes the HDF5 lock for its reads). */
+		if ((err = nz__hdmf_copy_specs(&x->h, x->f->path, root)) < 0)
 			goto done;
 	}
 	if ((err = nz__hdmf_group(&x->h, "", root)) < 0) {

@@ -5,7 +5,7 @@
 #include "util/alloc.h"
 #include "util/json.h"
 
-static char *h5_oid(void *ctx, const char *path)
+NZ__H5_HELD static char *h5_oid(void *ctx, const char *path)
 {
 	return nz__h5_object_id(*(hid_t *)ctx, path);
 }

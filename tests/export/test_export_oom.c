@@ -25,12 +25,12 @@ static int run(void)
 int main(void)
 {
 	long n, total, step;
-	const char *shared = getenv("NZ_SHARED");
-	if (!shared) {
-		printf("NZ_SHARED not set\n");
+	const char *data = getenv("NZ_REF");
+	if (!data) {
+		printf("NZ_REF not set\n");
 		return 1;
 	}
-	snprintf(src, sizeof src, "%s/reference/nwb/2.2.0_subject_no_age__reference.nwb", shared);
+	snprintf(src, sizeof src, "%s/nwb/2.2.0_subject_no_age__reference.nwb", data);
 	snprintf(dst, sizeof dst, "%s/export_oom.nwb.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
 	nz__alloc_fail_after(0);
 	ASSERT_OK(run());
