@@ -236,7 +236,7 @@ typedef struct nz_vlen {
 /** Read one chunk of an object array into a new *out (caller frees with
  *  nz_vlen_free). NZ_EINVAL for a fixed-size array; a chunk that does not
  *  decode is an error naming its key; a missing chunk reads as empty
- *  elements. Thread-safe for any chunks. */
+ *  elements (v3: as the fill value). Thread-safe for any chunks. */
 NZ_EXTERN int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *array, const uint64_t *chunk_index);
 /** NULL ok. */
 NZ_EXTERN void nz_vlen_free(nz_vlen *v);

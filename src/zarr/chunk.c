@@ -221,6 +221,24 @@ int nz_array_write_chunk_vlen(nz_array *a, nz_scratch *scratch, const uint64_t *
 	return err;
 }
 
+/* A missing chunk: v2 reads empty elements (zarr 2 gives None / ""), v3
+ * the fill value (text for string, base64 for variable_length_bytes). */
+static int vlen_missing(nz_vlen **out, const nz_array *a)
+{
+	const char *f = a->format == 3 ? json_string_value(a->fill_json) : NULL;
+	unsigned char *raw = NULL;
+	size_t n = 0;
+	int err;
+	if (!f || !f[0])
+		return nz__vlen_empty(out, a->chunk_nelems);
+	if (a->ocodec == NZ_OBJECT_VLEN_UTF8)
+		return nz__vlen_filled(out, a->chunk_nelems, f, json_string_length(a->fill_json));
+	if ((err = nz__base64_decode(&raw, &n, f, a->path)) == 0)
+		err = nz__vlen_filled(out, a->chunk_nelems, raw, n);
+	nz__free(raw);
+	return err;
+}
+
 int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *a, const uint64_t *idx)
 {
 	nz_scratch s = { { 0 }, { 0 } };
@@ -235,7 +253,7 @@ int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *a, const uint64_t *idx)
 	if ((err = chunk_get(&raw, &rawlen, &key, a, idx)) < 0)
 		goto done;
 	if (!raw) {
-		err = nz__vlen_empty(out, a->chunk_nelems);
+		err = vlen_missing(out, a);
 		goto done;
 	}
 	if ((err = nz__chunk_decode(a, &s, raw, rawlen, 0, &dec, &declen)) < 0 ||

@@ -188,6 +188,8 @@ int nz__vlen_encode(nz_buf *out, const nz_array *a, const char *const *items,
 int nz__vlen_decode(nz_vlen **out, const nz_array *a, const void *data, size_t len);
 /** A chunk of `count` empty elements (missing chunk). */
 int nz__vlen_empty(nz_vlen **out, size_t count);
+/** A chunk of `count` elements that are each `fill` (len bytes). */
+int nz__vlen_filled(nz_vlen **out, size_t count, const void *fill, size_t len);
 /** The config zarr-python writes for an object codec (new reference). */
 json_t *nz__vlen_codec_json(nz_object_codec c);
 /** Parse an object codec config; NZ_EUNSUPPORTED naming the id if unknown. */

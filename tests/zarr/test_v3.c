@@ -176,6 +176,19 @@ static void keys_and_formats(void)
 	ASSERT_EQ_STR(key, "g/y/2.1");
 	nz_free(key);
 	nz_array_free(a);
+	/* a missing string chunk reads as the fill value */
+	{
+		nz_array_opts so = NZ_ARRAY_OPTS_INIT;
+		nz_vlen *v = NULL;
+		so.dtype = "|O", so.object_codec = NZ_OBJECT_VLEN_UTF8, so.ndim = 1, so.shape = shape;
+		so.zarr_format = 3, so.fill_value_json = "\"\\u00e9t\"";
+		ASSERT_OK(nz_array_create(&a, st, "g/s", &so));
+		ASSERT_OK(nz_array_read_chunk_vlen(&v, a, (const uint64_t[]){ 0 }));
+		ASSERT_EQ_INT(v->count, 5);
+		ASSERT_EQ_STR(v->items[4], "\xc3\xa9t");
+		nz_vlen_free(v);
+		nz_array_free(a);
+	}
 	/* one format per hierarchy */
 	o.zarr_format = 2, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT, o.dimension_names = NULL;
 	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
