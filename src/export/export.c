@@ -270,8 +270,11 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 			lens[i] = strlen(items[i]);
 			continue;
 		}
+		unsigned long failures = nz__alloc_failures();
 		json_t *v = nz__xelem_json(&n->type, p, &jc, 0);
 		err = v ? nz__json_dumps(&items[i], v, NZ_JSON_COMPACT)
+		      : nz__alloc_failures() != failures
+			? nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path)
 			: nz__error_set(NZ_EUNSUPPORTED, "'%s': element %zu cannot be written as JSON",
 					n->path, i);
 		json_decref(v);

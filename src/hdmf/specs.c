@@ -22,6 +22,7 @@ static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 	static const nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0};
 	nz__hdmf_dset d = {0};
 	char path[1024];
+	unsigned long failures = nz__alloc_failures();
 	json_t *s = json_string(text);
 	char *elem = NULL;
 	size_t len;
@@ -33,7 +34,9 @@ static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 		goto done;
 	}
 	if (!s) {
-		err = nz__error_set(NZ_EFORMAT, "specification '%s' is not valid UTF-8 text", rel);
+		err = nz__alloc_failures() != failures
+			      ? nz__error_set(NZ_ENOMEM, "out of memory copying specification '%s'", rel)
+			      : nz__error_set(NZ_EFORMAT, "specification '%s' is not valid UTF-8 text", rel);
 		goto done;
 	}
 	if ((err = nz__json_dumps(&elem, s, NZ_JSON_COMPACT)) < 0)

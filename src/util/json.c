@@ -396,11 +396,13 @@ static int swap_placeholders(json_t **v)
 	return 0;
 }
 
-static int parse_error(const json_error_t *jerr, const char *what)
+static int parse_error(const json_error_t *jerr, const char *what, unsigned long failures)
 {
-	/* jansson reports a failed allocation either by its code or, when the
-	 * lexer cannot even start, with no position and no text. */
-	if (json_error_code(jerr) == json_error_out_of_memory || (jerr->line == -1 && jerr->text[0] == '\0'))
+	/* jansson reports a failed allocation by its code, with no position and
+	 * no text when the lexer cannot even start, or as an invalid token when
+	 * a string cannot be copied: our allocator saw each of them fail. */
+	if (json_error_code(jerr) == json_error_out_of_memory || (jerr->line == -1 && jerr->text[0] == '\0') ||
+	    nz__alloc_failures() != failures)
 		return nz__error_set(NZ_ENOMEM, "%s: out of memory parsing JSON", what);
 	return nz__error_set(NZ_EFORMAT, "%s: invalid JSON at line %d column %d: %s", what, jerr->line,
 			     jerr->column, jerr->text);
@@ -414,12 +416,14 @@ static int resolve_nonfinite(json_t **out, const char *text, size_t len, size_t 
 	nz_buf nulls = { 0 };
 	json_error_t jerr;
 	json_t *plain = NULL;
+	unsigned long failures;
 	size_t n;
 	int err;
 	if ((err = rewrite_nonfinite(&nulls, text, len, 1, &n)) < 0)
 		goto done;
+	failures = nz__alloc_failures();
 	if (!(plain = json_loadb((const char *)nulls.data, nulls.len, flags, &jerr))) {
-		err = parse_error(&jerr, what);
+		err = parse_error(&jerr, what, failures);
 		goto done;
 	}
 	if (has_placeholder(plain)) {
@@ -441,6 +445,7 @@ int nz__json_parse(json_t **out, const void *text, size_t len, const char *what,
 {
 	json_error_t jerr;
 	nz_buf fixed = { 0 };
+	unsigned long failures;
 	size_t found = 0;
 	int err;
 	*out = NULL;
@@ -449,13 +454,14 @@ int nz__json_parse(json_t **out, const void *text, size_t len, const char *what,
 		nz__buf_free(&fixed);
 		return err;
 	}
+	failures = nz__alloc_failures();
 	if (found)
 		*out = json_loadb((const char *)fixed.data, fixed.len, flags, &jerr);
 	else
 		*out = json_loadb(text, len, flags, &jerr);
 	nz__buf_free(&fixed);
 	if (!*out)
-		return parse_error(&jerr, what);
+		return parse_error(&jerr, what, failures);
 	if (found && (err = resolve_nonfinite(out, text, len, flags, what)) < 0) {
 		json_decref(*out);
 		*out = NULL;
