@@ -233,12 +233,17 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 	if (o->dimension_names) {
 		if (!(v = json_array()))
 			goto nomem;
-		for (i = 0; i < o->ndim; i++)
-			if (json_array_append_new(v, o->dimension_names[i] ? json_string(o->dimension_names[i])
-									    : json_null()) < 0) {
+		for (i = 0; i < o->ndim; i++) {
+			const char *n = o->dimension_names[i];
+			json_t *name = n ? json_string(n) : json_null(), *raw;
+			if (!name && n && (raw = json_string_nocheck(n))) { /* it was the text, not memory */
+				json_decref(raw);
 				err = nz__error_set(NZ_EINVAL, "array '%s': dimension name %d is not UTF-8", path, i);
 				goto done;
 			}
+			if (json_array_append_new(v, name) < 0)
+				goto nomem;
+		}
 		if (nz__json_take(m, "dimension_names", &v) < 0)
 			goto nomem;
 	}
