@@ -83,6 +83,9 @@ int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t l
 {
 	char *key = NULL;
 	int err;
+	if (a->sharded)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s' is sharded: writing sharded arrays is not supported yet",
+				     a->path);
 	if ((err = nz_array_chunk_key(&key, a, idx)) < 0)
 		return err;
 	if (data)
@@ -155,6 +158,8 @@ static int chunk_get(void **data, size_t *len, char **key, const nz_array *a, co
 	*key = NULL;
 	if ((err = nz_array_chunk_key(key, a, idx)) < 0)
 		return err;
+	if (a->sharded)
+		return nz__shard3_get(data, len, a, idx, *key);
 	err = nz_store_get(a->store, *key, data, len);
 	if (err == NZ_ENOTFOUND) {
 		*data = NULL;

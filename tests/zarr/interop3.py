@@ -189,6 +189,24 @@ def write_py_only(root):
     z = g.create_array("t/zstd_checksum", shape=(9,), chunks=(4,), dtype="<f8", fill_value=0,
                        compressors=ZstdCodec(level=2, checksum=True))
     z[...] = make_data(extra[1])
+    # sharded (read only so far): edge shards, index at start, inner codecs
+    # incl. transpose, strings
+    extra += [dict(extra[0], name="sh/i2", dtype="<i2", shape=[11, 7], chunks=[2, 3]),
+              dict(extra[0], name="sh/start_f8", dtype="<f8", shape=[9], chunks=[2]),
+              dict(extra[0], name="sh/utf8", dtype="|O", object_codec="vlen-utf8", shape=[7], chunks=[2]),
+              dict(extra[0], name="sh/transposed", dtype="<u4", shape=[5, 6], chunks=[2, 3])]
+    z = g.create_array("sh/i2", shape=(11, 7), shards=(4, 6), chunks=(2, 3), dtype="<i2", fill_value=-1,
+                       compressors=ZstdCodec(level=1))
+    z[...] = make_data(extra[3])
+    z = g.create_array("sh/start_f8", shape=(9,), shards={"shape": (4,), "index_location": "start"}, chunks=(2,),
+                       dtype="<f8", fill_value=0, compressors=None)
+    z[...] = make_data(extra[4])
+    z = g.create_array("sh/utf8", shape=(7,), shards=(4,), chunks=(2,), dtype=zarr.dtype.VariableLengthUTF8(),
+                       fill_value="")
+    z[...] = make_data(extra[5])
+    z = g.create_array("sh/transposed", shape=(5, 6), shards=(4, 6), chunks=(2, 3), dtype="<u4", fill_value=0,
+                       filters=[TransposeCodec(order=(1, 0))], compressors=GzipCodec(level=2))
+    z[...] = make_data(extra[6])
     z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
                        compressors=[ZstdCodec(level=1), Crc32cCodec()])
     z[...] = make_data(extra[2])

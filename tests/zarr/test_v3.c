@@ -73,9 +73,13 @@ static void strict(void)
 	expect(NZ_EFORMAT, doc("{\"name\": \"null_terminated_bytes\", \"configuration\": {}}", "\"\"", "[{\"name\": "
 		"\"bytes\"}]", ""), "length_bytes");
 	expect(NZ_EFORMAT, doc("\"int16\"", "0", BYTES_LE, "\"dimension_names\": [\"t\"], "), "dimension_names");
-	/* Keys the spec does not know, and sharding (not read yet). */
-	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {}}]", ""),
-	       "sharding_indexed");
+	/* sharding: a configuration that does not fit the grid */
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {}}]", ""),
+	       "chunk_shape");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": "
+		"[2, 3], \"codecs\": " BYTES_LE ", \"index_codecs\": " BYTES_LE "}}]", ""), "not a multiple");
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": "
+		"[1, 2], \"codecs\": " BYTES_LE ", \"index_codecs\": [{\"name\": \"gzip\"}]}}]", ""), "index_codecs");
 	expect(NZ_EFORMAT, "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [2], \"chunk_grid\": 5}",
 	       "chunk_grid");
 	expect(NZ_EFORMAT, "[]", "expected a JSON object");
