@@ -264,11 +264,17 @@ const char *nz_array_path(const nz_array *a) { return a->path; }
 int nz_array_zarr_format(const nz_array *a) { return a->format; }
 const uint64_t *nz_array_shards(const nz_array *a) { return a->sharded ? a->shards : a->chunks; }
 
-static void grid_of(const nz_array *a, const uint64_t *unit, uint64_t *grid)
+/* Units of shape `unit` along each dimension, and their product
+ * (saturating: more units than anyone can write). */
+static uint64_t grid_of(const nz_array *a, const uint64_t *unit, uint64_t *grid)
 {
+	uint64_t n = 1;
 	int i;
-	for (i = 0; i < a->ndim; i++)
+	for (i = 0; i < a->ndim; i++) {
 		grid[i] = a->shape[i] / unit[i] + (a->shape[i] % unit[i] != 0);
+		n = grid[i] != 0 && n > UINT64_MAX / grid[i] ? UINT64_MAX : n * grid[i];
+	}
+	return n;
 }
 
 int nz_array_shard_grid(const nz_array *a, uint64_t *grid)
@@ -279,36 +285,20 @@ int nz_array_shard_grid(const nz_array *a, uint64_t *grid)
 
 uint64_t nz_array_nshards(const nz_array *a)
 {
-	uint64_t grid[NZ_MAX_DIMS], n = 1;
-	int i;
-	nz_array_shard_grid(a, grid);
-	for (i = 0; i < a->ndim; i++) {
-		if (grid[i] != 0 && n > UINT64_MAX / grid[i])
-			return UINT64_MAX;
-		n *= grid[i];
-	}
-	return n;
+	uint64_t grid[NZ_MAX_DIMS];
+	return grid_of(a, nz_array_shards(a), grid);
 }
 
 int nz_array_chunk_grid(const nz_array *a, uint64_t *grid)
 {
-	int i;
-	for (i = 0; i < a->ndim; i++)
-		grid[i] = a->shape[i] / a->chunks[i] + (a->shape[i] % a->chunks[i] != 0);
+	grid_of(a, a->chunks, grid);
 	return a->ndim;
 }
 
 uint64_t nz_array_nchunks(const nz_array *a)
 {
-	uint64_t grid[NZ_MAX_DIMS], n = 1;
-	int i;
-	nz_array_chunk_grid(a, grid);
-	for (i = 0; i < a->ndim; i++) {
-		if (grid[i] != 0 && n > UINT64_MAX / grid[i])
-			return UINT64_MAX; /* saturate: more chunks than anyone can write */
-		n *= grid[i];
-	}
-	return n;
+	uint64_t grid[NZ_MAX_DIMS];
+	return grid_of(a, a->chunks, grid);
 }
 
 int nz_array_chunk_key(char **out, const nz_array *a, const uint64_t *idx)
