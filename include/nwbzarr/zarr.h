@@ -97,7 +97,8 @@ typedef struct nz_array_opts {
 	 *  NZ_EUNSUPPORTED. */
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
-	 *  NULL = not sharded. Not supported yet: NZ_EUNSUPPORTED. */
+	 *  NULL = not sharded. Writing sharded arrays is not supported yet
+	 *  (NZ_EUNSUPPORTED); sharded arrays other writers made are read. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
 	const char *const *dimension_names;
@@ -194,7 +195,8 @@ NZ_EXTERN uint64_t nz_array_nchunks(const nz_array *array);
 /** Bytes of one full chunk in memory (product of chunks x itemsize). */
 NZ_EXTERN size_t nz_array_chunk_nbytes(const nz_array *array);
 /** The store key of a chunk, e.g. "data/3.0" (v2) or "data/c/3/0" (v3
- *  default encoding); caller frees with nz_free. */
+ *  default encoding); of a sharded array, the key of the shard holding
+ *  that (inner) chunk. Caller frees with nz_free. */
 NZ_EXTERN int nz_array_chunk_key(char **out, const nz_array *array, const uint64_t *chunk_index);
 
 /** Per-thread reusable buffers for encoding/decoding. Optional (NULL = the
@@ -236,7 +238,7 @@ typedef struct nz_vlen {
 /** Read one chunk of an object array into a new *out (caller frees with
  *  nz_vlen_free). NZ_EINVAL for a fixed-size array; a chunk that does not
  *  decode is an error naming its key; a missing chunk reads as empty
- *  elements. Thread-safe for any chunks. */
+ *  elements (v3: as the fill value). Thread-safe for any chunks. */
 NZ_EXTERN int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *array, const uint64_t *chunk_index);
 /** NULL ok. */
 NZ_EXTERN void nz_vlen_free(nz_vlen *v);

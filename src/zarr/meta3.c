@@ -92,6 +92,7 @@ static int parse_names(nz_array *a, const json_t *meta, const char *what)
 int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 {
 	json_t *v, *codecs = json_object_get(meta, "codecs");
+	const json_t *inner = codecs;
 	const char *s;
 	int err;
 
@@ -113,8 +114,10 @@ int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 		return nz__error_set(NZ_EFORMAT, "%s: 'attributes' must be an object, not %s", what, nz__json_type_name(v));
 	if (!json_is_array(codecs))
 		return nz__error_set(NZ_EFORMAT, "%s: 'codecs' must be a list, not %s", what, nz__json_type_name(codecs));
+	if ((err = nz__shard3_peek(a, &inner, codecs, what)) < 0)
+		return err;
 	if ((err = nz__dtype3_parse(&a->dtype, &a->ocodec, json_object_get(meta, "data_type"),
-				    nz__codecs3_big_endian(codecs), what)) < 0 ||
+				    nz__codecs3_big_endian(inner), what)) < 0 ||
 	    (err = nz__array_sizes(a, what)) < 0)
 		return err;
 	if (!(v = json_object_get(meta, "fill_value")))
@@ -132,7 +135,9 @@ int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 		}
 		a->fill_is_nan = !a->dtype.big_endian && isnan(d);
 	}
-	return nz__codecs3_parse(a, codecs, what);
+	if ((err = nz__codecs3_parse(a, inner, what)) < 0)
+		return err;
+	return a->sharded ? nz__shard3_finish(a, codecs, what) : 0;
 }
 
 /* {"name": name, "configuration": {"<key>": v}} with v taken. */
@@ -233,12 +238,17 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 	if (o->dimension_names) {
 		if (!(v = json_array()))
 			goto nomem;
-		for (i = 0; i < o->ndim; i++)
-			if (json_array_append_new(v, o->dimension_names[i] ? json_string(o->dimension_names[i])
-									    : json_null()) < 0) {
+		for (i = 0; i < o->ndim; i++) {
+			const char *n = o->dimension_names[i];
+			json_t *name = n ? json_string(n) : json_null(), *raw;
+			if (!name && n && (raw = json_string_nocheck(n))) { /* it was the text, not memory */
+				json_decref(raw);
 				err = nz__error_set(NZ_EINVAL, "array '%s': dimension name %d is not UTF-8", path, i);
 				goto done;
 			}
+			if (json_array_append_new(v, name) < 0)
+				goto nomem;
+		}
 		if (nz__json_take(m, "dimension_names", &v) < 0)
 			goto nomem;
 	}
