@@ -97,8 +97,10 @@ typedef struct nz_array_opts {
 	 *  NZ_EUNSUPPORTED. */
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
-	 *  NULL = not sharded. Writing sharded arrays is not supported yet
-	 *  (NZ_EUNSUPPORTED); sharded arrays other writers made are read. */
+	 *  NULL = not sharded. Sharded arrays are written whole shards at a
+	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
+	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
 	const char *const *dimension_names;
@@ -215,6 +217,15 @@ NZ_EXTERN void nz_scratch_free(nz_scratch *scratch);
  *  atomically. Thread-safe for distinct chunks. */
 NZ_EXTERN int nz_array_write_chunk(nz_array *array, nz_scratch *scratch,
 				   const uint64_t *chunk_index, const void *data, size_t len);
+
+/** Write one whole write unit (nz_array_shards) of a fixed-size dtype:
+ *  `data` holds it densely in C order (prod(shards) x itemsize bytes,
+ *  elements past the array's edge ignored). A sharded array's shard is one
+ *  atomic put of its encoded inner chunks plus index; an unsharded array's
+ *  unit is one chunk. Thread-safe for distinct shards. For small writes;
+ *  the engine streams inner chunks instead. */
+NZ_EXTERN int nz_array_write_shard(nz_array *array, nz_scratch *scratch, const uint64_t *shard_index,
+				   const void *data, size_t len);
 
 /** Write one chunk of an object array: `count` elements (a full chunk, C
  *  order); element i is items[i] of lens[i] bytes (UTF-8 text, bytes, or JSON
