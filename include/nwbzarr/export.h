@@ -70,6 +70,8 @@ typedef struct nz_export_stats {
 	uint64_t chunks_kept;     /**< chunks already stored whole: kept */
 	uint64_t chunks_repaired; /**< stored but corrupt: written again */
 	uint64_t temp_removed;    /**< a dead writer's temporary files removed */
+	/* options version 2 */
+	int jobs; /**< most worker threads the engine actually used for a dataset */
 } nz_export_stats;
 
 typedef struct nz_export_opts {
@@ -99,7 +101,8 @@ typedef struct nz_export_opts {
 	int resume;
 } nz_export_opts;
 
-#define NZ_EXPORT_OPTS_VERSION 1
+/* Version 1 is still accepted; its nz_export_stats ends before `jobs`. */
+#define NZ_EXPORT_OPTS_VERSION 2
 #define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
 			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0 }
 
@@ -123,10 +126,18 @@ typedef struct nz_verify_opts {
 	uint64_t max_diffs;   /**< stop reporting after this many; 0 = 1000 */
 	nz_verify_cb report;  /**< may be NULL */
 	void *report_ctx;
+	/* version 2 */
+	/** Called on the calling thread after each object compared: bytes_done
+	 *  / bytes_total are dataset value bytes of the first file, chunks_done
+	 *  / chunks_total count objects. Non-zero cancels (NZ_ECANCELED). May
+	 *  be NULL. */
+	nz_progress_cb progress;
+	void *progress_ctx;
 } nz_verify_opts;
 
-#define NZ_VERIFY_OPTS_VERSION 1
-#define NZ_VERIFY_OPTS_INIT { NZ_VERIFY_OPTS_VERSION, 0, 0, 0, NULL, NULL }
+/* Version 1 (without progress) is still accepted. */
+#define NZ_VERIFY_OPTS_VERSION 2
+#define NZ_VERIFY_OPTS_INIT { NZ_VERIFY_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, NULL }
 
 /** Compare two NWB files, each an HDF5 file or a Zarr directory store, under
  *  hdmf-zarr's conventions (a Zarr scalar is shape [1] + zarr_dtype scalar,

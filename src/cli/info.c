@@ -30,7 +30,7 @@ uint64_t nzc_du(const char *dir, int chunks_only)
 }
 
 void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
-		double rate, double elapsed_s, const char *sidecar)
+		double rate, double elapsed_s, const char *sidecar, int jobs_used)
 {
 	double bytes = (double)frames * (double)channels * (double)itemsize;
 	double stored = (double)nzc_du(a->output, 0);
@@ -40,7 +40,7 @@ void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t it
 				      "input", a->input, "output", a->output, "frames",
 				      (json_int_t)frames, "channels", (json_int_t)channels, "rate",
 				      rate, "bytes", bytes, "stored_bytes", stored, "seconds",
-				      elapsed_s, "mb_per_s", mbps, "jobs", a->jobs ? a->jobs : nz_ncores(),
+				      elapsed_s, "mb_per_s", mbps, "jobs", jobs_used,
 				      "sidecar", sidecar ? json_string(sidecar) : json_null());
 		char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
 		if (text)
