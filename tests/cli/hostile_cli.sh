@@ -209,5 +209,21 @@ assert j['kind'] == 'summary' and j['match'] is True and j['differences'] == 0, 
 grep -q '"rate": 2000.0' keep/acquisition/ElectricalSeries/starting_time/.zattrs || fail "--overwrite did not replace"
 ls -a | grep -q nzold && fail "--overwrite left the old store aside"
 
+# --- progress on a terminal (a pty from script(1)), none with --quiet or --json ---
+if command -v script >/dev/null; then
+	for c in "convert rec.bin -o t1 --channels 8 --rate 1000" "export in.nwb t2" "verify in.nwb ex"; do
+		script -qec "$nz $c" /dev/null >tty.txt 2>&1 </dev/null
+		grep -q "MB/s  ETA" tty.txt || fail "$c: no progress line on a terminal: $(head -c 200 tty.txt)"
+		for q in -q --json; do
+			rm -rf t1 t2
+			script -qec "$nz $c $q" /dev/null >tty.txt 2>&1 </dev/null
+			grep -q "ETA" tty.txt && fail "$c $q: progress line drawn"
+		done
+		rm -rf t1 t2
+	done
+else
+	echo "SKIP progress on a terminal: no script(1)"
+fi
+
 echo "$rows rows, $fails failures"
 [ "$fails" -eq 0 ]
