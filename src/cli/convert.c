@@ -112,7 +112,7 @@ void nzc_say_output_state(const char *output, int code, int overwrite)
 	char marker[4096];
 	snprintf(marker, sizeof marker, "%s/%s", output, NZ_INCOMPLETE_MARKER);
 	if (access(marker, F_OK) != 0) {
-		if (overwrite)
+		if (overwrite && access(output, F_OK) == 0)
 			fprintf(stderr, "nwbzarr: %s'%s' was left as it was\n", nzc_mpi_tag(), output);
 		return;
 	}

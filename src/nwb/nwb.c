@@ -114,11 +114,22 @@ static int push(char ***list, size_t *n, const char *name)
 	return 0;
 }
 
-static int write_root(nz_nwb *f, const nz_nwb_opts *o)
+/* The NWBFile text of nz_nwb_opts and where it goes: written by write_root,
+ * checked up front by check_text. */
+typedef struct text_field {
+	const char *path, *value;
+} text_field;
+typedef struct text_list {
+	const char *path;
+	const char *const *items;
+	size_t n;
+} text_list;
+#define N_TEXT 7
+#define N_LISTS 3
+
+static void text_of(text_field *scalars, text_list *lists, const nz_nwb_opts *o)
 {
-	struct {
-		const char *path, *value;
-	} scalars[] = {
+	const text_field s[N_TEXT] = {
 		{"identifier", o->identifier},
 		{"session_description", o->session_description},
 		{"general/lab", o->lab},
@@ -127,20 +138,25 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 		{"general/session_id", o->session_id},
 		{"general/notes", o->notes},
 	};
-	struct {
-		const char *path;
-		const char *const *items;
-		size_t n;
-	} lists[] = {
+	const text_list l[N_LISTS] = {
 		{"general/experimenter", o->experimenter, o->n_experimenter},
 		{"general/keywords", o->keywords, o->n_keywords},
 		{"general/related_publications", o->related_publications, o->n_related_publications},
 	};
+	memcpy(scalars, s, sizeof s);
+	memcpy(lists, l, sizeof l);
+}
+
+static int write_root(nz_nwb *f, const nz_nwb_opts *o)
+{
+	text_field scalars[N_TEXT];
+	text_list lists[N_LISTS];
 	const char *groups[] = {"acquisition", "analysis", "general", "processing",
 				"stimulus/presentation", "stimulus/templates"};
 	const char *created = o->file_create_date; /* set by nz_nwb_create */
 	int err;
 
+	text_of(scalars, lists, o);
 	for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
 		if ((err = nz__hdmf_group(&f->h, groups[i], NULL)) < 0)
 			return err;
@@ -195,35 +211,22 @@ static int check_opts(const nz_nwb_opts *o)
  * checked before the output is touched. */
 static int check_text(const nz_nwb_opts *o)
 {
-	const struct {
-		const char *what, *value;
-	} one[] = {
-		{"NWBFile identifier", o->identifier},
-		{"NWBFile session_description", o->session_description},
-		{"NWBFile lab", o->lab},
-		{"NWBFile institution", o->institution},
-		{"NWBFile experiment_description", o->experiment_description},
-		{"NWBFile session_id", o->session_id},
-		{"NWBFile notes", o->notes},
-	};
-	const struct {
-		const char *what;
-		const char *const *items;
-		size_t n;
-	} lists[] = {
-		{"NWBFile experimenter", o->experimenter, o->n_experimenter},
-		{"NWBFile keywords", o->keywords, o->n_keywords},
-		{"NWBFile related_publications", o->related_publications, o->n_related_publications},
-	};
+	text_field one[N_TEXT];
+	text_list lists[N_LISTS];
+	char what[80];
 	int err;
-	for (size_t i = 0; i < sizeof one / sizeof *one; i++)
-		if ((err = nz__utf8_check(one[i].value, one[i].what)) < 0)
+	text_of(one, lists, o);
+	for (size_t i = 0; i < N_TEXT; i++) {
+		snprintf(what, sizeof what, "NWBFile '/%s'", one[i].path);
+		if ((err = nz__utf8_check(one[i].value, what)) < 0)
 			return err;
-	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+	}
+	for (size_t i = 0; i < N_LISTS; i++)
 		for (size_t k = 0; k < lists[i].n; k++) {
+			snprintf(what, sizeof what, "NWBFile '/%s' entry %zu", lists[i].path, k);
 			if (!lists[i].items[k])
-				return nz__error_set(NZ_EINVAL, "%s entry %zu is NULL", lists[i].what, k);
-			if ((err = nz__utf8_check(lists[i].items[k], lists[i].what)) < 0)
+				return nz__error_set(NZ_EINVAL, "%s is NULL", what);
+			if ((err = nz__utf8_check(lists[i].items[k], what)) < 0)
 				return err;
 		}
 	return 0;

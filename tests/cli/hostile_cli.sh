@@ -36,6 +36,7 @@ ln -s target link                      # an output that is a symbolic link
 cp -r keep holder && echo outside >outside.txt
 ln -s "$T/outside.txt" holder/acquisition/planted  # a store holding a link
 cp -r keep withrec && cp rec.bin withrec/rec.bin   # a store holding the input
+cp -r keep withh5 && cp in.nwb withh5/in.nwb       # the same for export
 mkdir notastore && echo mine >notastore/notes.txt
 mkfifo fifo && mkdir adir && echo text >text.txt
 echo '{"identifier": "x",' >bad.json
@@ -43,8 +44,8 @@ echo '{"identifier": "x",' >bad.json
 # Everything a failing run must leave alone: names, types, modes, link
 # targets and the bytes of every file.
 snapshot() {
-	find keep target link holder outside.txt withrec notastore rec.bin in.nwb -printf '%p %y %m %s %l\n' | sort
-	find keep target holder withrec notastore rec.bin in.nwb -type f -print0 | sort -z | xargs -0 md5sum
+	find keep target link holder outside.txt withrec withh5 notastore rec.bin in.nwb -printf '%p %y %m %s %l\n' | sort
+	find keep target holder withrec withh5 notastore rec.bin in.nwb -type f -print0 | sort -z | xargs -0 md5sum
 }
 snapshot >before.txt
 
@@ -165,6 +166,14 @@ row "export one operand" 2 "required" -- "$nz" export in.nwb
 row "export three operands" 2 "unexpected argument" -- "$nz" export in.nwb keep extra
 row "export --resume --overwrite" 2 "exclude each other" -- "$nz" export in.nwb keep --resume --overwrite
 row "export input missing" 1 "nothere.nwb" -- "$nz" export nothere.nwb keep --overwrite
+row "export input not HDF5" 1 "not an HDF5 file" -- "$nz" export rec.bin keep --overwrite
+grep -q "was left as it was" err.txt || fail "export of a bad input: no word that 'keep' is as it was"
+row "export to a new output, bad input" 1 "rec.bin" -- "$nz" export rec.bin newout --overwrite
+grep -q "was left as it was" err.txt && fail "a new output is not 'left as it was'"
+[ ! -e newout ] || fail "export of a bad input created its output"
+row "export output equal to the input" 1 "not a directory" -- "$nz" export in.nwb in.nwb --overwrite
+row "export output inside the input" 1 "in.nwb/out" -- "$nz" export in.nwb in.nwb/out
+row "export input inside the output" 1 "holds an input of this run" -- "$nz" export withh5/in.nwb withh5 --overwrite
 row "export output a link" 1 "symbolic link" -- "$nz" export in.nwb link --overwrite -q
 row "export store holding a link" 1 "holds a symbolic link" -- "$nz" export in.nwb holder --overwrite -q
 row "export output exists" 1 "already exists" -- "$nz" export in.nwb keep -q
