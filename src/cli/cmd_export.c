@@ -2,6 +2,7 @@
  *                [--chunks keep|auto] [--overwrite | --resume] [--fsync]
  *                [--hdf5-decode] [--quiet] [--json] */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,31 +86,22 @@ static void summary(const char *in, const char *out, const nz_export_stats *st, 
 {
 	double mbps = st->elapsed_s > 0 ? st->bytes / 1e6 / st->elapsed_s : 0;
 	uint64_t stored = nzc_du(out, 0);
-	if (json)
-		printf("{\"input\": \"%s\", \"output\": \"%s\", \"groups\": %llu, \"datasets\": %llu, "
-		       "\"links\": %llu, \"attributes\": %llu, \"bytes\": %llu, "
-		       "\"stored_bytes\": %llu, \"raw_chunks\": %llu, \"hdf5_reads\": %llu, "
-		       "\"seconds\": %.3f, \"mb_per_s\": %.1f, \"jobs\": %d}\n",
-		       in, out, (unsigned long long)st->groups, (unsigned long long)st->datasets,
-		       (unsigned long long)st->links, (unsigned long long)st->attributes,
-		       (unsigned long long)st->bytes, (unsigned long long)stored,
-		       (unsigned long long)st->raw_chunks, (unsigned long long)st->hdf5_reads,
-		       st->elapsed_s, mbps, st->jobs);
-	else
-		printf("wrote %s: %llu groups, %llu datasets, %.1f MB in %.2f s = %.1f MB/s; "
-		       "stored %.1f MB\n", out, (unsigned long long)st->groups,
-		       (unsigned long long)st->datasets, st->bytes / 1e6, st->elapsed_s, mbps,
-		       stored / 1e6);
-}
-
-/* Paths in the JSON summary are written as given: refuse what would need
- * escaping rather than print broken JSON. */
-static int json_safe(const char *s)
-{
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
-			return 0;
-	return 1;
+	if (json) {
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:i}",
+				      "input", in, "output", out, "groups", (json_int_t)st->groups,
+				      "datasets", (json_int_t)st->datasets, "links",
+				      (json_int_t)st->links, "attributes", (json_int_t)st->attributes,
+				      "bytes", (json_int_t)st->bytes, "stored_bytes",
+				      (json_int_t)stored, "raw_chunks", (json_int_t)st->raw_chunks,
+				      "hdf5_reads", (json_int_t)st->hdf5_reads, "seconds",
+				      st->elapsed_s, "mb_per_s", mbps, "jobs", st->jobs);
+		nzc_print_json(j);
+		return;
+	}
+	printf("wrote %s: %llu groups, %llu datasets, %.1f MB in %.2f s = %.1f MB/s; "
+	       "stored %.1f MB\n", out, (unsigned long long)st->groups,
+	       (unsigned long long)st->datasets, st->bytes / 1e6, st->elapsed_s, mbps,
+	       stored / 1e6);
 }
 
 int nz_cli_export(int argc, char **argv)
@@ -175,9 +167,8 @@ int nz_cli_export(int argc, char **argv)
 		return bad_usage("--resume and --overwrite exclude each other");
 	if (compressor && nzc_compressor_by_name(&comp, compressor, -1) == 0)
 		o.compressor = &comp;
-	if (json && (!json_safe(in) || !json_safe(out)))
-		return bad_usage("--json: the paths must not hold quotes, backslashes or control "
-				 "characters");
+	if (json && nzc_json_paths(in, out) < 0)
+		return 2;
 	o.stats = &st;
 	if (nzc_mpi_init() < 0)
 		return 1;

@@ -22,15 +22,17 @@ static const char usage_text[] =
 	"\n"
 	"exit status: 0 the files match, 1 they differ or cannot be read, 2 usage error.\n";
 
-/* JSON string content: what needs escaping is escaped. */
+/* A JSON string. Text that is not UTF-8 (a value read from a file) has
+ * its non-ASCII bytes written as \u00XX, so the line stays valid JSON. */
 static void json_text(const char *s)
 {
+	int raw = nz_text_check(s, "text") == 0;
 	putchar('"');
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			printf("\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || (c >= 0x80 && !raw))
 			printf("\\u%04x", c);
 		else
 			putchar(c);
@@ -106,6 +108,8 @@ int nz_cli_verify(int argc, char **argv)
 	}
 	if (!a || !b || !*a || !*b)
 		return bad_usage("SRC and DST are required");
+	if (json && nzc_json_paths(a, b) < 0)
+		return 2;
 	o.report = print_diff;
 	o.report_ctx = &json;
 	o.progress = nzc_progress_for(quiet, json);

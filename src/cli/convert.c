@@ -160,6 +160,8 @@ static int check_request(const nzc_args *a, const nz_nwb_opts *o)
 		{"--age", a->age},                   {"--location", a->location},
 	};
 	const char *inputs[] = {a->input, a->meta, a->spec_from};
+	if (a->json && nzc_json_paths(a->input, a->output) < 0)
+		return 2;
 	for (size_t i = 0; i < sizeof text / sizeof *text; i++)
 		if (nz_text_check(text[i].value, text[i].what) < 0) {
 			fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
@@ -369,9 +371,8 @@ int nzc_convert(const nzc_args *a)
 			"%llu written, %llu temporary files removed\n", a->output,
 			(unsigned long long)ri.chunks_kept, (unsigned long long)ri.chunks_repaired,
 			(unsigned long long)ri.chunks_written, (unsigned long long)ri.temp_removed);
-	nzc_report(a, frames, channels, nz_source_itemsize(src), rate, elapsed,
-		   found ? info.source_path : NULL, ws.jobs);
-	rc = 0;
+	rc = nzc_report(a, frames, channels, nz_source_itemsize(src), rate, elapsed,
+			found ? info.source_path : NULL, ws.jobs) < 0;
 	goto done;
 fail:
 	nzc_progress_end();

@@ -127,6 +127,14 @@ static int clean_if_fresh(const char *path, int remove_them)
 	return err < 0 ? err : fresh;
 }
 
+int nz__store_dir_is_fresh(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	return clean_if_fresh(path, 0) == 1;
+}
+
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;

@@ -61,6 +61,13 @@ int nz__replace_commit(nz__replace *r);
  *  Frees r's strings. */
 void nz__replace_abort(nz__replace *r);
 
+/** 1 if `path` is a directory holding nothing but temporary files (regular
+ *  files or links with nz__store_is_temp_name names: what a writer killed
+ *  before its first key leaves), 0 if it holds anything else or is not a
+ *  directory (or does not exist). The one definition of a "fresh" output,
+ *  used here and by resume. */
+int nz__store_dir_is_fresh(const char *path);
+
 /** 1 when nz__replace_begin set an old store aside (abort will restore it). */
 int nz__replace_pending(const nz__replace *r);
 

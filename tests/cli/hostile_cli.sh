@@ -143,6 +143,24 @@ row "output inside the input" 1 "rec.bin/out" -- "$nz" convert rec.bin -o rec.bi
 row "input inside the output" 2 "lies inside the output" -- "$nz" convert withrec/rec.bin -o withrec --overwrite "${A[@]}"
 row "output exists, no --overwrite" 1 "already exists (use --overwrite)" -- "$nz" convert rec.bin -o keep "${A[@]}"
 
+# --- convert and export agree on what an existing output may be -------------------
+# to DIR: the command line of convert or export writing DIR
+to() { if [ "$1" = convert ]; then echo "convert rec.bin ${A[*]} -o $2"; else echo "export in.nwb $2 -q"; fi; }
+for c in convert export; do
+	rm -rf e1 && mkdir e1
+	# shellcheck disable=SC2046
+	row "$c: empty folder, no --overwrite" 1 "already exists (use --overwrite)" -- "$nz" $(to $c e1)
+	rm -rf e1 && mkdir e1 && echo x >e1/.zgroup.nztmp.7.1
+	# shellcheck disable=SC2046
+	row "$c: temp-only folder, --overwrite" 0 "" -- "$nz" $(to $c e1) --overwrite
+	[ -e e1/.zmetadata ] && [ ! -e e1/.zgroup.nztmp.7.1 ] || fail "$c: temp-only folder not written afresh"
+	rm -rf e1 && mkdir e1 && ln -s "$T/outside.txt" e1/.zgroup.nztmp.7.2
+	# shellcheck disable=SC2046
+	row "$c: temp-named link only, --overwrite" 0 "" -- "$nz" $(to $c e1) --overwrite
+	[ -e e1/.zmetadata ] || fail "$c: folder with a temp-named link not written afresh"
+	rm -rf e1
+done
+
 # --- flags: unknown, missing values and operands, conflicts ---------------------
 row "unknown flag" 2 "--frobnicate" -- "${C[@]}" --frobnicate
 row "-o without value" 2 "needs a value" -- "$nz" convert rec.bin -o
@@ -151,6 +169,9 @@ row "no input" 2 "RECORDING" -- "$nz" convert -o keep "${A[@]}"
 row "two inputs" 2 "unexpected argument" -- "${C[@]}" rec.bin
 row "--resume with --overwrite" 2 "exclude each other" -- "${C[@]}" --resume
 row "unknown command" 2 "unknown command" -- "$nz" explode
+
+row "convert --json, output not UTF-8" 2 "--json: the path" -- "$nz" convert rec.bin -o $'o\xff' --json "${A[@]}"
+[ ! -e $'o\xff' ] || fail "--json with a non-UTF-8 path: output created"
 
 # --- the common options of export, verify, info --------------------------------------
 for j in -1 257 5000000000 abc ""; do
