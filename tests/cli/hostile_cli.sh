@@ -124,6 +124,8 @@ row "input a directory" 1 "'adir' is not a regular file" -- "$nz" convert adir -
 row "input a FIFO" 1 "'fifo' is not a regular file" -- "$nz" convert fifo -o keep --overwrite "${A[@]}"
 row "--meta missing" 1 "none.json" -- "${C[@]}" --meta none.json
 row "--meta bad JSON" 1 "bad.json" -- "${C[@]}" --meta bad.json
+printf '{"identifier": "a\xffb"}' >bad8.json
+row "--meta not UTF-8" 1 "bad8.json" -- "${C[@]}" --meta bad8.json
 row "--meta a directory" 1 "adir" -- "${C[@]}" --meta adir
 row "--meta a FIFO" 1 "fifo" -- "${C[@]}" --meta fifo
 row "--spec-from missing" 1 "nospec.nwb" -- "${C[@]}" --spec-from nospec.nwb

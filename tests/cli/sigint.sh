@@ -18,5 +18,23 @@ cat "$T/err.txt"
 grep -q '^nwbzarr: .*canceled' "$T/err.txt" || { echo "FAIL: no 'canceled' message"; exit 1; }
 grep -q 'incomplete' "$T/err.txt" || { echo "FAIL: not reported incomplete"; exit 1; }
 [ ! -e "$T/out.nwb.zarr/.zmetadata" ] || { echo "FAIL: .zmetadata written"; exit 1; }
+
+# Ctrl-C during an --overwrite: the store it was replacing comes back whole.
+head -c 76800 "$T/rec.bin" >"$T/small.bin"
+"$NZ_CLI" convert "$T/small.bin" -o "$T/old.nwb.zarr" --channels 384 --rate 30000 -q || exit 1
+sums() { (cd "$T/old.nwb.zarr" && find . -type f -print0 | sort -z | xargs -0 md5sum); }
+before=$(sums)
+"$NZ_CLI" convert "$T/rec.bin" -o "$T/old.nwb.zarr" --overwrite --channels 384 --rate 30000 \
+	-j1 --compressor zlib --clevel 9 2>"$T/err.txt" &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+cat "$T/err.txt"
+[ "$rc" -eq 1 ] || { echo "FAIL: --overwrite: exit $rc, expected 1"; exit 1; }
+grep -q "was left as it was" "$T/err.txt" || { echo "FAIL: --overwrite: old store not reported back"; exit 1; }
+[ "$(sums)" = "$before" ] || { echo "FAIL: --overwrite: the old store changed"; exit 1; }
+ls -a "$T" | grep -q nzold && { echo "FAIL: --overwrite: an old store was left aside"; exit 1; }
 rm -rf "$T"
 echo ok
