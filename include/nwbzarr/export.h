@@ -76,7 +76,7 @@ typedef struct nz_export_stats {
 
 typedef struct nz_export_opts {
 	unsigned int version;            /**< NZ_EXPORT_OPTS_VERSION */
-	int jobs;                        /**< worker threads; 0 = one per core */
+	int jobs;                        /**< worker threads; 0 = one per core; at most NZ_WRITE_MAX_JOBS */
 	const nz_compressor *compressor; /**< NULL = Blosc lz4 (hdmf-zarr's default) */
 	nz_export_chunks chunks;
 	int overwrite;                   /**< 1 = replace an existing output */
@@ -108,7 +108,13 @@ typedef struct nz_export_opts {
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless
- *  opts->overwrite or opts->resume. Errors name the file and the object.
+ *  opts->overwrite or opts->resume. overwrite replaces only what
+ *  nz_nwb_create's does (a Zarr store, or a folder that is empty or holds
+ *  only temporary files; never a symbolic link, a store holding one or
+ *  holding `src`); `src`, the options and the compressor are checked first,
+ *  and the old store is kept aside until the export is complete and put
+ *  back if it fails (docs/reliability.md). jobs above NZ_WRITE_MAX_JOBS is
+ *  NZ_EINVAL. Errors name the file and the object.
  *  `dst` carries the incomplete marker (NZ_INCOMPLETE_MARKER, nwb.h) until
  *  .zmetadata is written and synced: a failed export never looks complete. */
 NZ_EXTERN int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts);
@@ -120,7 +126,7 @@ typedef void (*nz_verify_cb)(const char *path, const char *what, void *ctx);
 
 typedef struct nz_verify_opts {
 	unsigned int version; /**< NZ_VERIFY_OPTS_VERSION */
-	int jobs;             /**< threads comparing chunks; 0 = one per core */
+	int jobs;             /**< threads comparing chunks; 0 = one per core; at most NZ_WRITE_MAX_JOBS */
 	/** Bytes of values held at once over all threads (a target); 0 = 64 MiB. */
 	size_t buffer_size;
 	uint64_t max_diffs;   /**< stop reporting after this many; 0 = 1000 */

@@ -77,7 +77,7 @@ typedef struct nz_nwb_opts {
 	const char *notes;
 	/* writing */
 	int overwrite;         /**< 1 = replace an existing output directory */
-	int jobs;              /**< worker threads for large series; 0 = all cores */
+	int jobs;              /**< worker threads for large series; 0 = all cores; at most NZ_WRITE_MAX_JOBS */
 	/** Copy the cached schema (/specifications) from this NWB file (HDF5 or
 	 *  Zarr); NULL = write no schema (readers then use their bundled one). */
 	const char *spec_from;
