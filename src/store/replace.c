@@ -1,6 +1,5 @@
 /* See replace.h. */
-/* nftw is an XSI interface. */
-#define _XOPEN_SOURCE 700
+#define _XOPEN_SOURCE 700 /* nftw, realpath */
 #include "store/replace.h"
 
 #include <dirent.h>
@@ -8,6 +7,7 @@
 #include <ftw.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,6 +100,31 @@ static int has_root_key(const char *path, const char *marker)
 	return 0;
 }
 
+/* 1 if a folder above `path` is itself a Zarr store (then `path` is one of
+ * its groups or arrays, not a store of its own), naming it in `found`. */
+static int inside_store(const char *path, const char *marker, char *found, size_t cap)
+{
+	char parent[4096], *real, *slash;
+	const char *cut = strrchr(path, '/');
+	int in = 0;
+	if (cut == path)
+		return 0; /* "/name": only the root above */
+	snprintf(parent, sizeof parent, "%.*s", cut ? (int)(cut - path) : 1, cut ? path : ".");
+	if (!(real = realpath(parent, NULL)))
+		return 0;
+	for (;;) {
+		if ((in = has_root_key(real, marker)) != 0) {
+			snprintf(found, cap, "%s", real);
+			break;
+		}
+		if (!(slash = strrchr(real, '/')) || slash == real)
+			break;
+		*slash = '\0';
+	}
+	free(real);
+	return in;
+}
+
 /* 1 if `path` holds nothing but temporary names (which are then regular
  * files or links, removed without following), 0 if it holds anything else;
  * negative on error. */
@@ -184,6 +209,7 @@ int nz__replace_begin(nz__replace *r, const char *path, int overwrite, const cha
 		      const char *const *keep)
 {
 	struct stat st;
+	char probe[4096];
 	size_t n;
 	int err = 0, fresh;
 	r->path = r->aside = NULL;
@@ -227,6 +253,11 @@ int nz__replace_begin(nz__replace *r, const char *path, int overwrite, const cha
 		}
 		if ((fresh = clean_if_fresh(path, 1)) < 0)
 			err = fresh;
+		goto done;
+	}
+	if (inside_store(path, marker, probe, sizeof probe)) {
+		err = nz__error_set(NZ_EEXISTS, "output '%s' lies inside the Zarr store '%s': not "
+				    "replacing a part of another store", path, probe);
 		goto done;
 	}
 	if ((err = check_tree(path, &st, keep)) < 0)

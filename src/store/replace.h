@@ -39,7 +39,9 @@ typedef struct nz__replace {
  *    anything; a symbolic link anywhere below, or one of the files `keep`
  *    (NULL-terminated list of paths, compared by device and inode, so other
  *    spellings and hard links count; NULL = none) inside it, refuses the
- *    whole store (NZ_EEXISTS naming the entry). Otherwise it is renamed
+ *    whole store (NZ_EEXISTS naming the entry), and so does a folder above
+ *    it that is itself a store (`path` is then a group of another store).
+ *    Otherwise it is renamed
  *    to ".<name>.nzold.<pid>.<n>" beside it, and `path` is then absent;
  *  - any other directory: refused (NZ_EEXISTS, "is not a Zarr store").
  *  On success *r must later see nz__replace_commit or nz__replace_abort

@@ -137,6 +137,9 @@ row "--spec-from a FIFO" 1 "fifo" -- "${C[@]}" --spec-from fifo
 row "output is a link to a store" 1 "symbolic link" -- "$nz" convert rec.bin -o link --overwrite "${A[@]}"
 row "output is a link, trailing slash" 1 "symbolic link" -- "$nz" convert rec.bin -o link/ --overwrite "${A[@]}"
 row "store holding a link" 1 "holds a symbolic link" -- "$nz" convert rec.bin -o holder --overwrite "${A[@]}"
+row "output a group of another store" 1 "lies inside the Zarr store" -- "$nz" convert rec.bin -o keep/acquisition --overwrite "${A[@]}"
+row "export: output a group of another store" 1 "lies inside the Zarr store" -- "$nz" export in.nwb keep/general --overwrite -q
+row "--spec-from the output itself" 1 "keep" -- "${C[@]}" --spec-from keep
 row "output a directory of other data" 1 "not a Zarr store" -- "$nz" convert rec.bin -o notastore --overwrite "${A[@]}"
 row "output a regular file" 1 "not a directory" -- "$nz" convert rec.bin -o text.txt --overwrite "${A[@]}"
 row "output a FIFO" 1 "not a directory" -- "$nz" convert rec.bin -o fifo --overwrite "${A[@]}"

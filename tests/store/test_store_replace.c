@@ -138,6 +138,12 @@ static void test_links(void)
 	read_text("outside.txt", buf, sizeof buf);
 	ASSERT_EQ_STR(buf, "outside");
 	ASSERT(nothing_aside());
+
+	/* a group of another store is not a store of its own */
+	put("target/a/.zgroup", "{\"zarr_format\": 2}");
+	ASSERT_ERR(NZ_EEXISTS, nz__replace_begin(&r, path("target/a"), 1, ".marker", NULL));
+	ASSERT_CONTAINS(nz_error_last()->message, "lies inside the Zarr store");
+	ASSERT(exists("target/a/0.0"));
 }
 
 static void test_fresh(void)
