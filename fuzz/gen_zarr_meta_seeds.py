@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Regenerate the hand-made seeds of fuzz/corpus/zarr_meta/ (run with Debian's
-/usr/bin/python3: zarr 2.13, numcodecs 0.11). The seeds copied from
-/work/shared/reference (ref_*) are not touched.
+/usr/bin/python3: zarr 2.13, numcodecs 0.11). The seeds copied from the
+reference stores of tests/data/zarr (ref_*) are not touched.
 
 A seed is "<.zarray>\\0<chunk 0 as stored>": zarr-python writes a small array
 and we take its metadata and first chunk, so the target starts from real

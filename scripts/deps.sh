@@ -3,8 +3,8 @@
 # Idempotent; skips apt when every package is already installed.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
-      libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev libjansson-dev libhdf5-dev
-      python3 python3-numpy python3-zarr python3-numcodecs python3-h5py python3-matplotlib
+      libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev libisal-dev libjansson-dev libhdf5-dev
+      python3 python3-venv python3-numpy python3-zarr python3-numcodecs python3-h5py python3-matplotlib
       openmpi-bin libopenmpi-dev time strace groff-base bc)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -79,7 +79,9 @@ typedef struct nz_nwb_opts {
 	int overwrite;         /**< 1 = replace an existing output directory */
 	int jobs;              /**< worker threads for large series; 0 = all cores; at most NZ_WRITE_MAX_JOBS */
 	/** Copy the cached schema (/specifications) from this NWB file (HDF5 or
-	 *  Zarr); NULL = write no schema (readers then use their bundled one). */
+	 *  Zarr); NULL = write no schema (readers then use their bundled one).
+	 *  An HDF5 file is read under the library's one libhdf5 lock, so this is
+	 *  safe beside exports and verifies on other threads. */
 	const char *spec_from;
 	/** Object ids are a function of this seed, so the same input gives
 	 *  the same bytes (tests, reproducibility); 0 = a random seed, kept in

@@ -1,6 +1,6 @@
 /* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]
- *                [--chunks keep|auto] [--overwrite | --resume] [--fsync]
- *                [--hdf5-decode] [--quiet] [--json] */
+ *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
+ *                [--overwrite | --resume] [--fsync] [--hdf5-decode] [--quiet] [--json] */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,11 +16,15 @@
 
 static const char usage_text[] =
 	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]\n"
-	"                      [--chunks keep|auto] [--overwrite | --resume] [--fsync]\n"
-	"                      [--hdf5-decode] [--quiet] [--json]\n"
+	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
+	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
+	"                      [--quiet] [--json]\n"
 	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
 	"  --compressor NAME   blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib, gzip, none\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
+	"  --zarr-format 2|3   Zarr format of the output (default 2; 3 is not available yet)\n"
+	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
+	"                      chunks (default: all columns x ~256 MiB of rows)\n"
 	"  --overwrite         replace an existing Zarr store at OUT (kept until the new\n"
 	"                      one is complete; given back if the export fails)\n"
 	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
@@ -110,8 +114,10 @@ int nz_cli_export(int argc, char **argv)
 	nz_export_stats st;
 	nz_compressor comp;
 	const char *in = NULL, *out = NULL, *jobs = NULL, *compressor = NULL, *chunks = NULL;
+	const char *format = NULL, *shard_text = NULL;
+	uint64_t shards[2];
 	char err[256];
-	int i, json = 0, quiet = 0, rc;
+	int i, json = 0, quiet = 0, rc, zarr_format = 0, have_shards = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -137,6 +143,25 @@ int nz_cli_export(int argc, char **argv)
 				return bad_usage(err);
 			}
 			o.chunks = chunks[0] == 'k' ? NZ_EXPORT_CHUNKS_KEEP : NZ_EXPORT_CHUNKS_AUTO;
+		} else if ((rc = nzc_take_value(&format, argc, argv, &i, "--zarr-format", NULL, err,
+						sizeof err))) {
+			if (rc < 0)
+				return bad_usage(err);
+			if (strcmp(format, "2") != 0 && strcmp(format, "3") != 0) {
+				snprintf(err, sizeof err, "--zarr-format needs 2 or 3, not '%s'", format);
+				return bad_usage(err);
+			}
+			zarr_format = format[0] - '0';
+		} else if ((rc = nzc_take_value(&shard_text, argc, argv, &i, "--shards", NULL, err,
+						sizeof err))) {
+			if (rc < 0)
+				return bad_usage(err);
+			if (nzc_parse_pair(shards, shard_text) < 0) {
+				snprintf(err, sizeof err, "--shards needs ROWS,COLS (positive), not '%s'",
+					 shard_text);
+				return bad_usage(err);
+			}
+			have_shards = 1;
 		} else if (strcmp(a, "--overwrite") == 0) {
 			o.overwrite = 1;
 		} else if (strcmp(a, "--resume") == 0) {
@@ -163,6 +188,8 @@ int nz_cli_export(int argc, char **argv)
 	}
 	if (!in || !out || !*in || !*out)
 		return bad_usage("IN.nwb and OUT.nwb.zarr are required");
+	if (nzc_check_format(zarr_format, have_shards ? shards : NULL, NULL, err, sizeof err) < 0)
+		return bad_usage(err);
 	if (o.resume && o.overwrite)
 		return bad_usage("--resume and --overwrite exclude each other");
 	if (compressor && nzc_compressor_by_name(&comp, compressor, -1) == 0)

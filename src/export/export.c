@@ -275,8 +275,11 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 			lens[i] = strlen(items[i]);
 			continue;
 		}
+		unsigned long failures = nz__alloc_failures();
 		json_t *v = nz__xelem_json(&n->type, p, &jc, 0);
 		err = v ? nz__json_dumps(&items[i], v, NZ_JSON_COMPACT)
+		      : nz__alloc_failures() != failures
+			? nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path)
 			: nz__error_set(NZ_EUNSUPPORTED, "'%s': element %zu cannot be written as JSON",
 					n->path, i);
 		json_decref(v);
@@ -442,12 +445,9 @@ static int write_all(xctx *x)
 	if (err < 0 || x->o.phase == NZ_EXPORT_DATA)
 		goto done;
 	if (x->specloc) {
-		/* The file's own cached namespaces, extensions included. hdmf's
-		 * reader opens the file with libhdf5 too, so it holds our lock. */
-		nz__h5_lock();
-		err = nz__hdmf_copy_specs(&x->h, x->f->path, root);
-		nz__h5_unlock();
-		if (err < 0)
+		/* The file's own cached namespaces, extensions included (hdmf
+		 * takes the HDF5 lock for its reads). */
+		if ((err = nz__hdmf_copy_specs(&x->h, x->f->path, root)) < 0)
 			goto done;
 	}
 	if ((err = nz__hdmf_group(&x->h, "", root)) < 0) {

@@ -2,8 +2,9 @@
  *
  * Thread safety: Debian's libhdf5 is a serial build and is not thread-safe,
  * so every call into libhdf5 made by this library happens between
- * nz__h5_lock() and nz__h5_unlock() (one process-wide mutex: the one piece
- * of global mutable state of the export layer). Everything else here
+ * nz__h5_lock() and nz__h5_unlock() (one process-wide mutex, in
+ * util/h5lock.h so that hdmf's schema copy takes it too; functions marked
+ * NZ__H5_HELD expect it held). Everything else here
  * (decoding raw chunks, copying, converting) runs outside the lock, on as
  * many threads as the caller uses. nz__h5ds_read is thread-safe; the other
  * functions take the lock themselves and may be called from any thread.
@@ -21,14 +22,12 @@
 #include <hdf5.h>
 
 #include "export/model.h"
+#include "util/h5lock.h"
 #include "util/error.h"
-
-void nz__h5_lock(void);
-void nz__h5_unlock(void);
 
 /** Set an error whose message ends with libhdf5's own explanation (its
  *  innermost error-stack entry). Call with the lock held. */
-int nz__h5_error(int code, const char *fmt, ...) NZ__PRINTF(2, 3);
+int nz__h5_error(int code, const char *fmt, ...) NZ__PRINTF(2, 3) NZ__H5_HELD;
 
 typedef struct nz__h5file {
 	hid_t fid;
@@ -61,21 +60,22 @@ typedef struct nz__h5conv {
 
 /** Build the conversion of file type `ftype`; `what` names the object for
  *  messages ("/a/b" or "/a/b attribute 'x'"). */
-int nz__h5conv_init(nz__h5conv *c, hid_t ftype, const char *what);
-void nz__h5conv_clear(nz__h5conv *c);
+int nz__h5conv_init(nz__h5conv *c, hid_t ftype, const char *what) NZ__H5_HELD;
+void nz__h5conv_clear(nz__h5conv *c) NZ__H5_HELD;
 /** 1 if libhdf5 allocates memory when reading (vlen strings anywhere). */
 int nz__h5conv_has_vlen(const nz__h5conv *c);
 /** Convert n read elements at `src` (as libhdf5 filled them) into the
  *  normalised form at `dst`. `loc` resolves references. */
 int nz__h5conv_apply(const nz__h5conv *c, hid_t loc, const void *src, void *dst, size_t n,
-		     const char *what);
+		     const char *what) NZ__H5_HELD;
 
 /** Read a whole attribute as JSON in hdmf-zarr's form (see model.h).
  *  `root_oid` is the file's root object_id (for references). */
-int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid, const char *what);
+int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid,
+		     const char *what) NZ__H5_HELD;
 
 /** The object_id attribute of the object at `path` or NULL (new string). */
-char *nz__h5_object_id(hid_t loc, const char *path);
+char *nz__h5_object_id(hid_t loc, const char *path) NZ__H5_HELD;
 
 /* ---- reading dataset values (h5read.c) ---- */
 

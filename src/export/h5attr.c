@@ -5,7 +5,7 @@
 #include "util/alloc.h"
 #include "util/json.h"
 
-static char *h5_oid(void *ctx, const char *path)
+NZ__H5_HELD static char *h5_oid(void *ctx, const char *path)
 {
 	return nz__h5_object_id(*(hid_t *)ctx, path);
 }
@@ -41,6 +41,7 @@ int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid, 
 	void *mbuf = NULL, *nbuf = NULL;
 	int ndim, err = 0, read = 0, converted = 1;
 	size_t n = 0, bytes;
+	unsigned long failures;
 
 	*out = NULL;
 	memset(&c, 0, sizeof c);
@@ -88,6 +89,7 @@ int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid, 
 	jc.ctx = &loc;
 	jc.root_oid = root_oid;
 	jc.compound_as_list = 0;
+	failures = nz__alloc_failures();
 	if (ndim == 0) {
 		*out = nz__xelem_json(&c.type, nbuf, &jc, 1);
 	} else {
@@ -95,8 +97,11 @@ int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid, 
 		*out = nest(&c.type, &p, dims, ndim, &jc);
 	}
 	if (!*out)
-		err = nz__error_set(NZ_EUNSUPPORTED,
-				    "%s: value cannot be written as JSON (invalid UTF-8 text?)", what);
+		err = nz__alloc_failures() != failures
+			      ? nz__error_set(NZ_ENOMEM, "%s: out of memory", what)
+			      : nz__error_set(NZ_EUNSUPPORTED,
+					      "%s: value cannot be written as JSON (invalid UTF-8 text?)",
+					      what);
 done:
 	if (read && n && nz__h5conv_has_vlen(&c))
 		H5Dvlen_reclaim(c.mtype, space, H5P_DEFAULT, mbuf);

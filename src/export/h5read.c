@@ -67,7 +67,7 @@ static int make_codec(nz_codec **out, const char *json_text)
 }
 
 /* Decide whether raw chunks can be decoded here; with the lock held. */
-static int plan_raw(nz__h5ds *ds, hid_t dcpl)
+NZ__H5_HELD static int plan_raw(nz__h5ds *ds, hid_t dcpl)
 {
 	const nz__xnode *n = ds->node;
 	int i, nf;

@@ -1,5 +1,4 @@
 /* HDF5 types -> the normalised element forms of model.h. */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,18 +6,6 @@
 #include "export/h5.h"
 #include "util/alloc.h"
 #include "util/json.h"
-
-static pthread_mutex_t h5_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void nz__h5_lock(void)
-{
-	pthread_mutex_lock(&h5_mutex);
-}
-
-void nz__h5_unlock(void)
-{
-	pthread_mutex_unlock(&h5_mutex);
-}
 
 struct errwalk {
 	char inner[256];
@@ -53,7 +40,7 @@ int nz__h5_error(int code, const char *fmt, ...)
 	return nz__error_set(code, "%s (libhdf5: %s; %s)", msg, w.outer, w.inner);
 }
 
-static int int_type(nz__h5conv *c, hid_t ftype, nz__xclass cls, size_t size)
+NZ__H5_HELD static int int_type(nz__h5conv *c, hid_t ftype, nz__xclass cls, size_t size)
 {
 	static const hid_t *le_s[] = { &H5T_STD_I8LE_g, &H5T_STD_I16LE_g, &H5T_STD_I32LE_g,
 				       &H5T_STD_I64LE_g };
@@ -71,7 +58,7 @@ static int int_type(nz__h5conv *c, hid_t ftype, nz__xclass cls, size_t size)
 }
 
 /* h5py writes numpy bools as an int8 enum {FALSE: 0, TRUE: 1}. */
-static int is_h5py_bool(hid_t ftype)
+NZ__H5_HELD static int is_h5py_bool(hid_t ftype)
 {
 	char *n0 = NULL, *n1 = NULL;
 	int ok = 0;
@@ -90,7 +77,7 @@ static int is_h5py_bool(hid_t ftype)
 	return ok;
 }
 
-static int compound_init(nz__h5conv *c, hid_t ftype, const char *what)
+NZ__H5_HELD static int compound_init(nz__h5conv *c, hid_t ftype, const char *what)
 {
 	int n = H5Tget_nmembers(ftype), i, err = 0;
 	size_t moff = 0, noff = 0;
@@ -259,7 +246,7 @@ static int put_str(void *dst, const char *s, size_t n, const char *what)
 	return 0;
 }
 
-static int conv_one(const nz__h5conv *c, hid_t loc, const unsigned char *src, unsigned char *dst,
+NZ__H5_HELD static int conv_one(const nz__h5conv *c, hid_t loc, const unsigned char *src, unsigned char *dst,
 		    const char *what)
 {
 	size_t i;

@@ -82,7 +82,7 @@ static char *join(const char *parent, const char *name)
 	return p;
 }
 
-static herr_t attr_cb(hid_t obj, const char *name, const H5A_info_t *info, void *payload)
+NZ__H5_HELD static herr_t attr_cb(hid_t obj, const char *name, const H5A_info_t *info, void *payload)
 {
 	struct walk *w = payload;
 	char what[1024];
@@ -105,7 +105,7 @@ static herr_t attr_cb(hid_t obj, const char *name, const H5A_info_t *info, void 
 	return 0;
 }
 
-static int read_attrs(struct walk *w, hid_t obj, nz__xnode *node)
+NZ__H5_HELD static int read_attrs(struct walk *w, hid_t obj, nz__xnode *node)
 {
 	const char *saved = w->path;
 	hsize_t idx = 0;
@@ -118,7 +118,7 @@ static int read_attrs(struct walk *w, hid_t obj, nz__xnode *node)
 	return w->err;
 }
 
-static int dataset_shape(nz__xnode *node, hid_t d)
+NZ__H5_HELD static int dataset_shape(nz__xnode *node, hid_t d)
 {
 	hid_t space = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
 	hsize_t dims[NZ_MAX_DIMS], ch[NZ_MAX_DIMS];
@@ -149,9 +149,9 @@ done:
 	return err;
 }
 
-static int visit(struct walk *w, hid_t loc, const char *name, char *path);
+NZ__H5_HELD static int visit(struct walk *w, hid_t loc, const char *name, char *path);
 
-static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *payload)
+NZ__H5_HELD static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *payload)
 {
 	struct walk *w = payload;
 	char *path = join(w->path, name);
@@ -163,7 +163,7 @@ static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *p
 	return w->err < 0 ? -1 : 0;
 }
 
-static int add_link(struct walk *w, nz__xnode *node, hid_t loc, const char *name, H5L_type_t type)
+NZ__H5_HELD static int add_link(struct walk *w, nz__xnode *node, hid_t loc, const char *name, H5L_type_t type)
 {
 	H5L_info_t li;
 	char *val = NULL;
@@ -217,7 +217,7 @@ static int remember(struct walk *w, haddr_t addr, const char *path)
 
 /* Takes ownership of `path`. A second hard link to an object already visited
  * becomes a soft link to its first path: Zarr has no hard links. */
-static int visit(struct walk *w, hid_t loc, const char *name, char *path)
+NZ__H5_HELD static int visit(struct walk *w, hid_t loc, const char *name, char *path)
 {
 	nz__xnode node;
 	H5L_info_t li;

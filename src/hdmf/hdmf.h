@@ -33,6 +33,7 @@
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
+#include "util/h5lock.h"
 
 /** Length of a textual UUID including its NUL. */
 #define NZ_HDMF_OID_LEN 37
@@ -197,8 +198,9 @@ int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, cons
  *  an existing NWB file, HDF5 (.nwb) or Zarr (a directory), into
  *  specifications/ of this store as json2 '|O' scalars (uncompressed, as
  *  hdmf-zarr writes them), and set the root's ".specloc" in `root_attrs`.
- *  A file without /specifications is NZ_ENOTFOUND naming it. */
-int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs);
+ *  A file without /specifications is NZ_ENOTFOUND naming it. Reading an
+ *  HDF5 file takes the HDF5 lock (util/h5lock.h) itself: call it without. */
+int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs) NZ__H5_FREE;
 
 /* ---- the incomplete marker (marker.c; docs/reliability.md) ----------- */
 

@@ -12,6 +12,7 @@
 #include "hdmf/hdmf.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/h5lock.h"
 #include "util/json.h"
 
 /* Write one document (the text of a JSON schema file) at specifications/rel. */
@@ -21,6 +22,7 @@ static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 	static const nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0};
 	nz__hdmf_dset d = {0};
 	char path[1024];
+	unsigned long failures = nz__alloc_failures();
 	json_t *s = json_string(text);
 	char *elem = NULL;
 	size_t len;
@@ -32,7 +34,9 @@ static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 		goto done;
 	}
 	if (!s) {
-		err = nz__error_set(NZ_EFORMAT, "specification '%s' is not valid UTF-8 text", rel);
+		err = nz__alloc_failures() != failures
+			      ? nz__error_set(NZ_ENOMEM, "out of memory copying specification '%s'", rel)
+			      : nz__error_set(NZ_EFORMAT, "specification '%s' is not valid UTF-8 text", rel);
 		goto done;
 	}
 	if ((err = nz__json_dumps(&elem, s, NZ_JSON_COMPACT)) < 0)
@@ -56,16 +60,56 @@ done:
 
 /* ---- from HDF5 ---------------------------------------------------------- */
 
+/* Documents read from the file, written only once libhdf5 is done with. */
+typedef struct doclist {
+	char **rel, **text;
+	size_t n, cap;
+} doclist;
+
+static void doclist_clear(doclist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		nz__free(l->rel[i]);
+		nz__free(l->text[i]);
+	}
+	nz__free(l->rel);
+	nz__free(l->text);
+	memset(l, 0, sizeof *l);
+}
+
+/* Takes `text` (freed on failure too). */
+static int doclist_add(doclist *l, const char *rel, char *text)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **r = nz__realloc(l->rel, cap * sizeof *r), **t;
+		if (r)
+			l->rel = r;
+		t = r ? nz__realloc(l->text, cap * sizeof *t) : NULL;
+		if (!t) {
+			nz__free(text);
+			return nz__error_set(NZ_ENOMEM, "out of memory reading specification '%s'", rel);
+		}
+		l->text = t;
+		l->cap = cap;
+	}
+	if (!(l->rel[l->n] = nz__strdup(rel))) {
+		nz__free(text);
+		return nz__error_set(NZ_ENOMEM, "out of memory reading specification '%s'", rel);
+	}
+	l->text[l->n++] = text;
+	return 0;
+}
+
 typedef struct h5walk {
-	nz__hdmf *h;
+	doclist docs;
 	const char *file;
 	char rel[768];   /* "<ns>/<version>" being visited */
 	int depth;       /* 0 namespaces, 1 versions, 2 documents */
-	int count;
 	int err;
 } h5walk;
 
-static int read_h5_string(char **out, hid_t loc, const char *name, const char *file)
+NZ__H5_HELD static int read_h5_string(char **out, hid_t loc, const char *name, const char *file)
 {
 	hid_t d = -1, ft = -1, mt = -1, sp = -1;
 	char *vl = NULL;
@@ -113,7 +157,7 @@ done:
 	return err;
 }
 
-static herr_t h5_visit(hid_t loc, const char *name, const H5L_info_t *info, void *payload)
+NZ__H5_HELD static herr_t h5_visit(hid_t loc, const char *name, const H5L_info_t *info, void *payload)
 {
 	h5walk *w = payload;
 	size_t keep = strlen(w->rel);
@@ -149,48 +193,44 @@ static herr_t h5_visit(hid_t loc, const char *name, const H5L_info_t *info, void
 		return 0;
 	snprintf(rel, sizeof rel, "%s/%s", w->rel, name);
 	if ((w->err = read_h5_string(&text, loc, name, w->file)) < 0 ||
-	    (w->err = put_doc(w->h, rel, text)) < 0) {
-		nz__free(text);
+	    (w->err = doclist_add(&w->docs, rel, text)) < 0)
 		return -1;
-	}
-	nz__free(text);
-	w->count++;
 	return 0;
 }
 
+/* libhdf5 under the one lock (util/h5lock.h), the Zarr writes after it. */
 static int specs_from_hdf5(nz__hdmf *h, const char *file, int *count)
 {
 	h5walk w;
 	hid_t f = -1, g = -1;
 	int err = 0;
 	memset(&w, 0, sizeof w);
-	w.h = h;
 	w.file = file;
+	nz__h5_lock();
 	H5E_BEGIN_TRY {
 		f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
 		if (f >= 0)
 			g = H5Gopen2(f, "/specifications", H5P_DEFAULT);
+		if (g >= 0 && H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_visit, &w) < 0 &&
+		    !w.err)
+			w.err = nz__error_set(NZ_EFORMAT, "%s: cannot list /specifications", file);
+		if (g >= 0)
+			H5Gclose(g);
+		if (f >= 0)
+			H5Fclose(f);
 	} H5E_END_TRY;
-	if (f < 0) {
+	nz__h5_unlock();
+	if (f < 0)
 		err = nz__error_set(NZ_EFORMAT, "'%s' is neither an HDF5 NWB file nor a Zarr directory",
 				    file);
-		goto done;
-	}
-	if (g < 0) {
+	else if (g < 0)
 		err = nz__error_set(NZ_ENOTFOUND, "'%s' has no /specifications to copy", file);
-		goto done;
-	}
-	H5E_BEGIN_TRY {
-		if (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, h5_visit, &w) < 0 && !w.err)
-			w.err = nz__error_set(NZ_EFORMAT, "%s: cannot list /specifications", file);
-	} H5E_END_TRY;
-	err = w.err;
-	*count = w.count;
-done:
-	if (g >= 0)
-		H5Gclose(g);
-	if (f >= 0)
-		H5Fclose(f);
+	else
+		err = w.err;
+	for (size_t i = 0; err == 0 && i < w.docs.n; i++)
+		if ((err = put_doc(h, w.docs.rel[i], w.docs.text[i])) == 0)
+			(*count)++;
+	doclist_clear(&w.docs);
 	return err;
 }
 

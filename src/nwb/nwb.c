@@ -90,8 +90,15 @@ long nz__nwb_find(char *const *list, size_t n, const char *name)
 
 int nz__nwb_set_str(json_t *attrs, const char *key, const char *value)
 {
-	if (value && json_object_set_new(attrs, key, json_string(value)) != 0)
-		return nz__error_set(NZ_EINVAL, "attribute '%s': not valid UTF-8 text", key);
+	unsigned long failures = nz__alloc_failures();
+	if (!value)
+		return 0;
+	/* json_string refuses text that is not UTF-8, and fails when out of
+	 * memory: only the allocator can tell which. */
+	if (json_object_set_new(attrs, key, json_string(value)) != 0)
+		return nz__alloc_failures() != failures
+			       ? nz__error_set(NZ_ENOMEM, "out of memory setting attribute '%s'", key)
+			       : nz__error_set(NZ_EINVAL, "attribute '%s': not valid UTF-8 text", key);
 	return 0;
 }
 

@@ -10,40 +10,59 @@
  * workers allocate concurrently. */
 static atomic_long fail_at;
 static atomic_long alloc_count;
+static atomic_long refused;
+static _Thread_local unsigned long thread_failures;
+
+/* Every allocation's result passes through here. */
+static void *counted(void *p)
+{
+	if (!p)
+		thread_failures++;
+	return p;
+}
+
+unsigned long nz__alloc_failures(void)
+{
+	return thread_failures;
+}
 
 static int should_fail(void)
 {
 	long n = atomic_fetch_add(&alloc_count, 1) + 1;
 	long f = atomic_load(&fail_at);
-	return f > 0 && n >= f;
+	if (f > 0 && n >= f) {
+		atomic_fetch_add(&refused, 1);
+		return 1;
+	}
+	return 0;
 }
 
 long nz__alloc_fail_after(long n)
 {
 	long made = atomic_exchange(&alloc_count, 0);
+	atomic_store(&refused, 0);
 	atomic_store(&fail_at, n > 0 ? n : 0);
 	return made;
 }
 
+long nz__alloc_refused(void)
+{
+	return atomic_load(&refused);
+}
+
 void *nz__malloc(size_t n)
 {
-	if (should_fail())
-		return NULL;
-	return malloc(n ? n : 1);
+	return counted(should_fail() ? NULL : malloc(n ? n : 1));
 }
 
 void *nz__calloc(size_t count, size_t size)
 {
-	if (should_fail())
-		return NULL;
-	return calloc(count ? count : 1, size ? size : 1);
+	return counted(should_fail() ? NULL : calloc(count ? count : 1, size ? size : 1));
 }
 
 void *nz__realloc(void *p, size_t n)
 {
-	if (should_fail())
-		return NULL;
-	return realloc(p, n ? n : 1);
+	return counted(should_fail() ? NULL : realloc(p, n ? n : 1));
 }
 
 char *nz__strndup(const char *s, size_t n)

@@ -22,8 +22,17 @@ int nz__mul_size(size_t *out, size_t a, size_t b);
  *  were made since the last call. Not for production use. */
 #include "nwbzarr/common.h"
 NZ_EXTERN long nz__alloc_fail_after(long n);
+/** Test hook: how many allocations were refused since the last
+ *  nz__alloc_fail_after (0 = the injected failure was never reached). */
+NZ_EXTERN long nz__alloc_refused(void);
 
 /** Route jansson's allocations through nz__malloc/nz__free (idempotent). */
 void nz__alloc_init(void);
+/** How many allocations have failed on the calling thread (jansson's
+ *  included). Some calls fail alike for bad input and for lack of memory
+ *  (json_string on text that is not UTF-8; jansson's parser calls a failed
+ *  copy an invalid token): compare the count before and after to tell
+ *  NZ_ENOMEM from the input's fault. */
+unsigned long nz__alloc_failures(void);
 
 #endif

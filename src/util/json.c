@@ -179,12 +179,12 @@ static int emit_string(nz_buf *out, const char *s, size_t len)
 static int newline(nz_buf *out, nz_json_style style, int depth)
 {
 	int err;
-	if (style != NZ_JSON_ZARR)
+	if (style == NZ_JSON_COMPACT)
 		return 0;
 	if ((err = put(out, "\n", 1)) < 0)
 		return err;
 	while (depth-- > 0)
-		if ((err = put(out, "    ", 4)) < 0)
+		if ((err = put(out, "    ", style == NZ_JSON_ZARR3 ? 2 : 4)) < 0)
 			return err;
 	return 0;
 }
@@ -210,7 +210,10 @@ static int emit_object(nz_buf *out, const json_t *v, nz_json_style style, int de
 		return nz__error_set(NZ_ENOMEM, "out of memory sorting %zu JSON keys", n);
 	json_object_foreach((json_t *)v, key, item)
 		keys[i++] = key;
-	qsort(keys, n, sizeof *keys, cmp_keys);
+	/* jansson keeps insertion order, which is what Python's dicts give
+	 * json.dumps when it is not told to sort. */
+	if (style != NZ_JSON_ZARR3)
+		qsort(keys, n, sizeof *keys, cmp_keys);
 	if ((err = put(out, "{", 1)) < 0)
 		goto done;
 	for (i = 0; i < n; i++) {
@@ -218,7 +221,7 @@ static int emit_object(nz_buf *out, const json_t *v, nz_json_style style, int de
 			goto done;
 		if ((err = newline(out, style, depth + 1)) < 0 ||
 		    (err = emit_string(out, keys[i], strlen(keys[i]))) < 0 ||
-		    (err = puts_(out, style == NZ_JSON_ZARR ? ": " : ":")) < 0 ||
+		    (err = puts_(out, style == NZ_JSON_COMPACT ? ":" : ": ")) < 0 ||
 		    (err = emit_value(out, json_object_get(v, keys[i]), style, depth + 1)) < 0)
 			goto done;
 	}
@@ -393,11 +396,13 @@ static int swap_placeholders(json_t **v)
 	return 0;
 }
 
-static int parse_error(const json_error_t *jerr, const char *what)
+static int parse_error(const json_error_t *jerr, const char *what, unsigned long failures)
 {
-	/* jansson reports a failed allocation either by its code or, when the
-	 * lexer cannot even start, with no position and no text. */
-	if (json_error_code(jerr) == json_error_out_of_memory || (jerr->line == -1 && jerr->text[0] == '\0'))
+	/* jansson reports a failed allocation by its code, with no position and
+	 * no text when the lexer cannot even start, or as an invalid token when
+	 * a string cannot be copied: our allocator saw each of them fail. */
+	if (json_error_code(jerr) == json_error_out_of_memory || (jerr->line == -1 && jerr->text[0] == '\0') ||
+	    nz__alloc_failures() != failures)
 		return nz__error_set(NZ_ENOMEM, "%s: out of memory parsing JSON", what);
 	return nz__error_set(NZ_EFORMAT, "%s: invalid JSON at line %d column %d: %s", what, jerr->line,
 			     jerr->column, jerr->text);
@@ -411,12 +416,14 @@ static int resolve_nonfinite(json_t **out, const char *text, size_t len, size_t 
 	nz_buf nulls = { 0 };
 	json_error_t jerr;
 	json_t *plain = NULL;
+	unsigned long failures;
 	size_t n;
 	int err;
 	if ((err = rewrite_nonfinite(&nulls, text, len, 1, &n)) < 0)
 		goto done;
+	failures = nz__alloc_failures();
 	if (!(plain = json_loadb((const char *)nulls.data, nulls.len, flags, &jerr))) {
-		err = parse_error(&jerr, what);
+		err = parse_error(&jerr, what, failures);
 		goto done;
 	}
 	if (has_placeholder(plain)) {
@@ -438,6 +445,7 @@ int nz__json_parse(json_t **out, const void *text, size_t len, const char *what,
 {
 	json_error_t jerr;
 	nz_buf fixed = { 0 };
+	unsigned long failures;
 	size_t found = 0;
 	int err;
 	*out = NULL;
@@ -446,13 +454,14 @@ int nz__json_parse(json_t **out, const void *text, size_t len, const char *what,
 		nz__buf_free(&fixed);
 		return err;
 	}
+	failures = nz__alloc_failures();
 	if (found)
 		*out = json_loadb((const char *)fixed.data, fixed.len, flags, &jerr);
 	else
 		*out = json_loadb(text, len, flags, &jerr);
 	nz__buf_free(&fixed);
 	if (!*out)
-		return parse_error(&jerr, what);
+		return parse_error(&jerr, what, failures);
 	if (found && (err = resolve_nonfinite(out, text, len, flags, what)) < 0) {
 		json_decref(*out);
 		*out = NULL;

@@ -111,11 +111,11 @@ cat >"$T/ref.json" <<'JSON'
                 {"group": "shank0", "x": 3, "y": 0, "z": 30, "imp": 1e6, "filtering": "none"}],
  "series": {"description": "synthetic ephys (gen_ephys seed 1)", "conversion": 1.95e-7}}
 JSON
-"$NZ_CLI" convert "$NZ_SHARED/reference/raw/reference_ephys.int16" -o "$T/ref.nwb.zarr" -q \
+"$NZ_CLI" convert "$NZ_REF/raw/reference_ephys.int16" -o "$T/ref.nwb.zarr" -q \
 	--channels 4 --rate 30000 --chunks 5000,4 --meta "$T/ref.json" \
-	--spec-from "$NZ_SHARED/reference/nwb/reference.nwb" || fail "convert of the reference recording"
+	--spec-from "$NZ_REF/nwb/reference.nwb" || fail "convert of the reference recording"
 "$NZ_PYTHON" "$(dirname "$0")/../nwb/compare_layout.py" --subset "$T/ref.nwb.zarr" \
-	"$NZ_SHARED/reference/zarr/reference_json.nwb.zarr" >"$T/cmp.txt" \
+	"$NZ_REF/zarr/reference_json.nwb.zarr" >"$T/cmp.txt" \
 	|| fail "reference layout: $(cat "$T/cmp.txt")"
 
 # --- side-car metadata --------------------------------------------------------

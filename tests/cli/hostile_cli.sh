@@ -105,6 +105,11 @@ row "--chunks wider than channels" 2 "--chunks" -- "${C[@]}" --chunks 10,9
 row "huge channel count" 1 "rec.bin" -- "${C[@]}" --channels 4611686018427387904 --dtype float64
 row "unknown dtype" 2 "unknown --dtype 'complex64'" -- "${C[@]}" --dtype complex64
 row "--seed 0" 2 "--seed" -- "${C[@]}" --seed 0
+row "--zarr-format 4" 2 "--zarr-format" -- "${C[@]}" --zarr-format 4
+row "--zarr-format 3 (not yet)" 2 "issue 12" -- "${C[@]}" --zarr-format 3
+row "--shards 0,64" 2 "--shards" -- "${C[@]}" --shards 0,64
+row "export --zarr-format empty" 2 "non-empty" -- "$nz" export in.nwb keep --overwrite --zarr-format ""
+row "export --shards without v3" 2 "--shards needs --zarr-format 3" -- "$nz" export in.nwb keep --overwrite --shards 100,8
 
 # --- text: empty, not UTF-8, not a time ------------------------------------------
 row "--identifier empty" 2 "non-empty" -- "${C[@]}" --identifier ""

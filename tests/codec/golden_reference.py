@@ -1,5 +1,5 @@
-"""Every compressed chunk of the hdmf-zarr reference stores ($NZ_SHARED/
-reference/zarr) decodes with our codecs to the size .zarray implies, and
+"""Every compressed chunk of the hdmf-zarr reference stores ($NZ_REF/zarr,
+tests/data/zarr) decodes with our codecs to the size .zarray implies, and
 re-encodes byte-identically (what nwbzarr must do to match zarr-python).
 Object-codec filters (vlen-utf8, pickle, json2) belong to the zarr layer and
 are skipped; their compressor input is bytes (blosc typesize 1)."""
@@ -12,11 +12,10 @@ import sys
 import numpy as np
 
 TOOL = sys.argv[1]
-ROOT = os.path.join(os.environ.get("NZ_SHARED", ""), "reference", "zarr")
+ROOT = os.path.join(os.environ["NZ_REF"], "zarr")
 OURS = {"blosc", "zstd", "lz4", "zlib", "gzip", "shuffle"}
 if not os.path.isdir(ROOT):
-    print("no reference stores at", ROOT)
-    sys.exit(77)
+    sys.exit(f"no reference stores at {ROOT}")
 
 
 def tool(mode, cfg, itemsize, data, expected=0):

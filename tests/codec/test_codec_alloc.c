@@ -1,17 +1,20 @@
-/* Every allocation of parsing, encoding and decoding can fail: each failure
- * point gives NZ_ENOMEM (never a crash or, under ASan, a leak). */
+/* Every allocation of parsing, encoding and decoding can fail (tests/oom.h):
+ * each refused allocation gives NZ_ENOMEM with a message, never success, a
+ * crash or, under ASan, a leak. */
 #include "codec/codec.h"
-#include "test.h"
-#include "util/alloc.h"
+#include "oom.h"
+#include "util/error.h"
 #include "codec_configs.h"
 
-static int run(const char *config, const unsigned char *src, size_t n)
+static unsigned char g_src[3000];
+
+static int run_config(const char *config, const unsigned char *src, size_t n)
 {
 	json_error_t je;
 	nz_codec *c = NULL;
 	nz_buf enc = {0}, dec = {0};
 	json_t *j = json_loads(config, 0, &je), *out = NULL;
-	int rc = j ? 0 : NZ_ENOMEM;
+	int rc = j ? 0 : nz__error_set(NZ_ENOMEM, "out of memory parsing %s", config);
 	if (rc == 0)
 		rc = nz__codec_from_json(&c, j);
 	if (rc == 0)
@@ -30,25 +33,19 @@ static int run(const char *config, const unsigned char *src, size_t n)
 	return rc;
 }
 
+static int run(void *ctx)
+{
+	return run_config(ctx, g_src, sizeof g_src);
+}
+
 int main(void)
 {
-	unsigned char src[3000];
-	for (size_t i = 0; i < sizeof src; i++)
-		src[i] = (unsigned char)(i / 10);
+	for (size_t i = 0; i < sizeof g_src; i++)
+		g_src[i] = (unsigned char)(i / 10);
 	nz__alloc_init();
 	for (size_t c = 0; c < N_CODEC_CONFIGS; c++) {
-		long k;
-		for (k = 1; k < 1000; k++) {
-			int rc;
-			nz__alloc_fail_after(k);
-			rc = run(codec_configs[c], src, sizeof src);
-			nz__alloc_fail_after(0);
-			if (rc == 0)
-				break;
-			if (rc != NZ_ENOMEM)
-				NZ__FAIL("%s: allocation %ld failing gave %d", codec_configs[c], k, rc);
-		}
-		ASSERT(k > 1 && k < 1000); /* some allocation was made and then all succeeded */
+		nz_oom_sweep s = {codec_configs[c], run, NULL, NULL, (void *)codec_configs[c], 0, 0, 0, 0};
+		nz_oom_run_sweep(&s);
 	}
 	return 0;
 }

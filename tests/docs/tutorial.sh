@@ -11,7 +11,7 @@
 # Any other tag, or a ```bash/```shell block, fails the test: every shell
 # command of the tutorial must be run here.
 #
-# Substitutions: `your-file.nwb` is $NZ_SHARED/reference/nwb/ecephys_units.nwb;
+# Substitutions: `your-file.nwb` is $NZ_REF/nwb/ecephys_units.nwb;
 # cc, cmake and python3 are the build's compiler (with FLAGS, e.g.
 # sanitizers), cmake and Debian's python (NZ_PYTHON).
 set -euo pipefail
@@ -28,7 +28,7 @@ for d in examples scripts include docs; do ln -s "$src/$d" "$T/src/$d"; done
 
 pyref=0
 if [ -n "${NZ_PYREF:-}" ] && [ -f "$NZ_PYREF/env.sh" ]; then pyref=1; fi
-export NZ_REF_NWB="$NZ_SHARED/reference/nwb/ecephys_units.nwb"
+export NZ_REF_NWB="$NZ_REF/nwb/ecephys_units.nwb"
 [ -f "$NZ_REF_NWB" ] || fail "no $NZ_REF_NWB"
 
 # Extract the blocks: awk writes the script and a count per tag on stderr.

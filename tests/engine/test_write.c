@@ -10,7 +10,7 @@
 
 #include "engine/write.h"
 #include "sink.h"
-#include "test.h"
+#include "oom.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -286,9 +286,21 @@ static void small_budget(int jobs, size_t budget_chunks, uint64_t width, int fai
 	sink_clear(&s);
 }
 
-/* Every allocation of a write may fail: NZ_ENOMEM, nothing leaked (ASan),
- * no hang, until enough succeed for the write to go through. `small` uses
- * a budget that splits bands. */
+typedef struct oom_ctx {
+	nz__target *t;
+	nz_source *src;
+	nz_write_opts *opts;
+} oom_ctx;
+
+static int run_write(void *ctx)
+{
+	oom_ctx *c = ctx;
+	return write_mode(c->t, c->src, c->opts);
+}
+
+/* Every allocation of a write may fail (tests/oom.h): NZ_ENOMEM with a
+ * message, nothing leaked (ASan), no hang; past the last one the write goes
+ * through. `small` uses a budget that splits bands. */
 static void allocation_failures(int small)
 {
 	uint64_t shape[2] = {100, 30}, chunks[2] = {7, 4};
@@ -299,8 +311,9 @@ static void allocation_failures(int small)
 	nz__target t;
 	cb_ctx cbc;
 	sink s;
-	long n;
-	int rc = -1;
+	oom_ctx c = {&t, NULL, &opts};
+	nz_oom_sweep sw = {small ? "engine write, small budget" : "engine write", run_write, NULL,
+			   NULL, &c, 0, 0, 1, 0};
 
 	sink_init(&s, 2, shape, chunks, 2);
 	target_of(&t, &s);
@@ -311,15 +324,8 @@ static void allocation_failures(int small)
 	opts.jobs = small ? 2 : 3;
 	opts.buffer_size = small ? 10 * s.chunk_bytes : 0;
 	opts.stats = &stats;
-	for (n = 1; n < 10000 && rc != 0; n++) {
-		nz__alloc_fail_after(n);
-		rc = write_mode(&t, src, &opts);
-		nz__alloc_fail_after(0);
-		if (rc != 0 && rc != NZ_ENOMEM)
-			NZ__FAIL("allocation %ld failing gave %d", n, rc);
-	}
-	ASSERT_EQ_INT(rc, 0);
-	ASSERT(n > 3);
+	c.src = src;
+	ASSERT(nz_oom_run_sweep(&sw) > 3);
 	ASSERT_EQ_U64(stats.task_chunks[1], small ? 4 : 8);
 	ASSERT_EQ_INT(atomic_load(&states_live), 0);
 	nz_source_free(src);

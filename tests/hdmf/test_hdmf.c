@@ -220,19 +220,19 @@ static void test_specs(void)
 	nz__hdmf h;
 	json_t *root = json_object();
 	char path[1024];
-	const char *shared = getenv("NZ_SHARED");
+	const char *data = getenv("NZ_REF");
 	nz_array *a = NULL;
 
 	ASSERT_OK(nz__hdmf_init(&h, st, 5, NULL));
 	ASSERT_ERR(NZ_ENOTFOUND, nz__hdmf_copy_specs(&h, "/nonexistent/file.nwb", root));
 	ASSERT_CONTAINS(nz_error_last()->message, "/nonexistent/file.nwb");
 	/* an HDF5 file without /specifications, and a non-HDF5 file */
-	snprintf(path, sizeof path, "%s/reference/raw/reference_ephys.int16", shared);
+	snprintf(path, sizeof path, "%s/raw/reference_ephys.int16", data);
 	ASSERT_ERR(NZ_EFORMAT, nz__hdmf_copy_specs(&h, path, root));
 	ASSERT_CONTAINS(nz_error_last()->message, "reference_ephys.int16");
 	ASSERT(!json_object_get(root, ".specloc"));
 
-	snprintf(path, sizeof path, "%s/reference/nwb/reference.nwb", shared);
+	snprintf(path, sizeof path, "%s/nwb/reference.nwb", data);
 	ASSERT_OK(nz__hdmf_copy_specs(&h, path, root));
 	ASSERT_EQ_STR(str_at(root, ".specloc"), "specifications");
 	ASSERT_OK(nz_array_open(&a, st, "specifications/core/2.6.0-alpha/namespace"));

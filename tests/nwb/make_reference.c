@@ -1,4 +1,4 @@
-/* Rebuild $NZ_SHARED/reference/zarr/reference_json.nwb.zarr through the
+/* Rebuild $NZ_REF/zarr/reference_json.nwb.zarr through the
  * public NWB API (same metadata, same data read back from the reference
  * store), for compare_layout.py to diff against the original.
  *
@@ -25,7 +25,7 @@ static void *read_all(nz_store *st, const char *path, size_t itemsize, uint64_t 
 
 int main(int argc, char **argv)
 {
-	const char *shared = getenv("NZ_SHARED");
+	const char *data = getenv("NZ_REF");
 	char ref[1024], raw[1024], spec[1024];
 	const char *experimenter[] = {"Doe, Jane"};
 	const char *keywords[] = {"ephys", "zarr", "reference"};
@@ -40,12 +40,12 @@ int main(int argc, char **argv)
 	float *plain;
 	double *speed, *stamps;
 
-	if (argc < 2 || !shared) {
-		fprintf(stderr, "usage: make_reference OUT [JOBS] [SPEC_FROM] (needs NZ_SHARED)\n");
+	if (argc < 2 || !data) {
+		fprintf(stderr, "usage: make_reference OUT [JOBS] [SPEC_FROM] (needs NZ_REF)\n");
 		return 2;
 	}
-	snprintf(ref, sizeof ref, "%s/reference/zarr/reference_json.nwb.zarr", shared);
-	snprintf(raw, sizeof raw, "%s/reference/raw/reference_ephys.int16", shared);
+	snprintf(ref, sizeof ref, "%s/zarr/reference_json.nwb.zarr", data);
+	snprintf(raw, sizeof raw, "%s/raw/reference_ephys.int16", data);
 	snprintf(spec, sizeof spec, "%s", argc > 3 ? argv[3] : ref);
 	ASSERT_OK(nz_store_open_dir(&st, ref, NZ_STORE_READ));
 	plain = read_all(st, "acquisition/plain_timeseries/data", sizeof *plain, &n_plain);

@@ -1,14 +1,14 @@
-/* Allocations fail one by one through an NWB write: every failure returns
- * an error with a message, leaves a store that nz_nwb_check_complete calls
- * incomplete (or none at all), and a resume without failures then finishes
- * it into exactly the bytes of an uninterrupted write (fixed seed and date). Leaks are caught by
- * ASan in CI. */
+/* Allocations fail one by one through an NWB write (tests/oom.h): every
+ * refused allocation returns NZ_ENOMEM with a message, leaves a store that
+ * nz_nwb_check_complete calls incomplete (or none at all), and a resume then
+ * finishes it into exactly the bytes of an uninterrupted write (fixed seed
+ * and date), even when the resume itself first fails the same way. Leaks are
+ * caught by ASan in CI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "test.h"
-#include "util/alloc.h"
+#include "oom.h"
 
 static int16_t g_data[40 * 4];
 
@@ -93,56 +93,63 @@ static int same_tree(const char *a, const char *b)
 	return !t.differ && !u.differ && t.n == u.n && t.n > 20;
 }
 
+static char g_ref[1024], g_out[1024];
+static long g_failed;
+static nz_oom_sweep g_sweep;
+
+static int run(void *ctx)
+{
+	return build(g_out, 0);
+}
+
+static void reset(void *ctx)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_out);
+	ASSERT(system(cmd) == 0);
+}
+
+static void failed(void *ctx, long n)
+{
+	long refused;
+	int err, st = status(g_out);
+	if (st != NZ_EINCOMPLETE && st != NZ_ENOTFOUND)
+		NZ__FAIL("allocation %ld refused, but the store's status is %d", n, st);
+	/* A resume finishes it into the bytes of an uninterrupted write
+	 * (every third failure: each finished write waits for a sync). */
+	if (g_failed++ % 3 != 0)
+		return;
+	/* The resume itself may fail too (at an allocation spread over its
+	 * run): then NZ_ENOMEM again, and again an incomplete store. */
+	nz__alloc_fail_after(1 + (n * 7) % (g_sweep.total / 2));
+	err = build(g_out, 1);
+	refused = nz__alloc_refused();
+	nz__alloc_fail_after(0);
+	if (refused && err != NZ_ENOMEM)
+		NZ__FAIL("allocation %ld: a resume with an allocation refused returned %d", n, err);
+	if (!refused && err != 0)
+		NZ__FAIL("allocation %ld: a resume with nothing refused returned %d", n, err);
+	if (err < 0 && (st = status(g_out)) != NZ_EINCOMPLETE && st != NZ_ENOTFOUND)
+		NZ__FAIL("allocation %ld: a failed resume left status %d", n, st);
+	if (err < 0)
+		ASSERT_OK(build(g_out, 1));
+	ASSERT_OK(status(g_out));
+	if (!same_tree(g_ref, g_out))
+		NZ__FAIL("allocation %ld: the resumed store differs from the reference", n);
+}
+
 int main(void)
 {
-	char ref[1024], out[1024], cmd[2200];
 	const char *tmp = getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp";
-	long n, total, step, failed = 0;
+	nz_oom_sweep s = {"nwb write + resume", run, reset, failed, NULL, 10, 30, 1, 0};
 	for (size_t i = 0; i < sizeof g_data / sizeof *g_data; i++)
 		g_data[i] = (int16_t)(i * 7 % 1000);
-	snprintf(ref, sizeof ref, "%s/rel_oom_ref.nwb.zarr", tmp);
-	snprintf(out, sizeof out, "%s/rel_oom.nwb.zarr", tmp);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-	nz__alloc_fail_after(0);
-	ASSERT_OK(build(ref, 0));
-	total = nz__alloc_fail_after(0);
-	ASSERT(total > 50);
-	ASSERT_OK(status(ref));
-	step = getenv("NZ_OOM_ALL") || total <= 30 ? 1 : total / 30;
-	for (n = 1; n <= total; n += n < 10 ? 1 : step) {
-		int err, st;
-		ASSERT(system(cmd) == 0);
-		nz__alloc_fail_after(n);
-		err = build(out, 0);
-		nz__alloc_fail_after(0);
-		if (err == 0)
-			continue; /* the failing allocation was not needed */
-		failed++;
-		if (nz_error_last()->message[0] == '\0')
-			NZ__FAIL("allocation %ld: error %d without a message", n, err);
-		st = status(out);
-		if (st != NZ_EINCOMPLETE && st != NZ_ENOTFOUND)
-			NZ__FAIL("allocation %ld failed (%s) but the store's status is %d", n,
-				 nz_error_last()->message, st);
-		/* A resume finishes it into the bytes of an uninterrupted write
-		 * (every third failure: each finished write waits for a sync). */
-		if (failed % 3 != 1)
-			continue;
-		/* The resume itself may fail too (at an allocation spread over
-		 * its run): again an error and an incomplete store. */
-		nz__alloc_fail_after(1 + (n * 7) % (total / 2));
-		err = build(out, 1);
-		nz__alloc_fail_after(0);
-		if (err < 0 && (st = status(out)) != NZ_EINCOMPLETE && st != NZ_ENOTFOUND)
-			NZ__FAIL("allocation %ld: a failed resume left status %d", n, st);
-		if (err < 0)
-			ASSERT_OK(build(out, 1));
-		ASSERT_OK(status(out));
-		if (!same_tree(ref, out))
-			NZ__FAIL("allocation %ld: the resumed store differs from the reference", n);
-	}
-	ASSERT(failed > 10);
-	printf("%ld allocations; failures injected every %ld; %ld failed runs (every third "
-	       "resumed)\n", total, step, failed);
+	snprintf(g_ref, sizeof g_ref, "%s/rel_oom_ref.nwb.zarr", tmp);
+	snprintf(g_out, sizeof g_out, "%s/rel_oom.nwb.zarr", tmp);
+	ASSERT_OK(build(g_ref, 0));
+	ASSERT_OK(status(g_ref));
+	g_sweep = s;
+	ASSERT(nz_oom_run_sweep(&g_sweep) > 30);
+	printf("%ld failed runs, every third resumed\n", g_failed);
 	return 0;
 }

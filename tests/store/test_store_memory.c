@@ -4,7 +4,7 @@
  * written and read back through it. */
 #include <pthread.h>
 
-#include "test.h"
+#include "oom.h"
 #include "util/alloc.h"
 
 typedef struct seen {
@@ -259,21 +259,15 @@ static int store_ops(void)
 	return rc;
 }
 
+static int run_store_ops(void *ctx)
+{
+	return store_ops();
+}
+
 static void test_alloc_failures(void)
 {
-	long k;
-	for (k = 1; k < 500; k++) {
-		int rc;
-		nz__alloc_fail_after(k);
-		rc = store_ops();
-		nz__alloc_fail_after(0);
-		if (rc == 0)
-			break;
-		if (rc != NZ_ENOMEM)
-			NZ__FAIL("allocation %ld failing gave %d", k, rc);
-		ASSERT(nz_error_last()->message[0] != '\0');
-	}
-	ASSERT(k > 20 && k < 500);
+	nz_oom_sweep s = {"memory store", run_store_ops, NULL, NULL, NULL, 0, 0, 0, 0};
+	ASSERT(nz_oom_run_sweep(&s) > 20);
 }
 
 /* The zarr layer runs unchanged on this backend. */

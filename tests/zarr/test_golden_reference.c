@@ -45,11 +45,11 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 
 int main(void)
 {
-	const char *shared = getenv("NZ_SHARED");
+	const char *data = getenv("NZ_REF");
 	char root[4096];
 	nz__alloc_init();
-	ASSERT(shared != NULL);
-	snprintf(root, sizeof root, "%s/reference/zarr", shared);
+	ASSERT(data != NULL);
+	snprintf(root, sizeof root, "%s/zarr", data);
 	ASSERT(nftw(root, visit, 16, FTW_PHYS) == 0);
 	printf("%d metadata documents, %d differ\n", ndocs, nbad);
 	ASSERT(ndocs > 500);

@@ -96,9 +96,9 @@ static void compare_raw(const char *store, const char *raw, uint64_t rows, uint6
 
 int main(void)
 {
-	const char *shared = getenv("NZ_SHARED");
-	ASSERT(shared != NULL);
-	snprintf(stores, sizeof stores, "%s/reference/zarr", shared);
+	const char *data = getenv("NZ_REF");
+	ASSERT(data != NULL);
+	snprintf(stores, sizeof stores, "%s/zarr", data);
 	ASSERT(nftw(stores, visit, 16, FTW_PHYS) == 0);
 	printf("%d arrays read (%d object), %d pickle arrays refused\n", narrays, nobject, npickle);
 	ASSERT(narrays > 300 && nobject > 200 && npickle > 0);

@@ -4,7 +4,7 @@
  * consolidate may fail, and each failure must come back as NZ_ENOMEM. */
 #include <pthread.h>
 
-#include "test.h"
+#include "oom.h"
 #include "util/alloc.h"
 #include "util/error.h"
 
@@ -118,36 +118,25 @@ done:
 	return err;
 }
 
-/* Every failure point up to 200, then a growing stride (~300 points in all)
- * so the sweep stays fast under ASan; the whole pass is a few thousand
- * allocations, most of them jansson's. */
+static int run_exercise(void *ctx)
+{
+	return exercise(ctx);
+}
+
+/* Every failure point up to 200, then about 100 more (tests/oom.h) so the
+ * sweep stays fast under ASan; the whole pass is a few thousand allocations,
+ * most of them jansson's (whose parser's failures must come out as
+ * NZ_ENOMEM too, not as invalid JSON). */
 static void alloc_failures(const char *root)
 {
-	long i, total, points = 0;
-	int rc = -1;
 	nz_store *st = NULL;
+	nz_oom_sweep s = {"zarr metadata, arrays, attributes", run_exercise, NULL, NULL, NULL, 200,
+			  100, 0, 0};
 	ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
 	/* The second pass is the one the sweep repeats (groups then exist). */
 	ASSERT_OK(exercise(st));
-	nz__alloc_fail_after(0);
-	ASSERT_OK(exercise(st));
-	total = nz__alloc_fail_after(0);
-	for (i = 1; rc != 0; i += i < 200 ? 1 : i / 50, points++) {
-		nz__alloc_fail_after(i);
-		rc = exercise(st);
-		nz__alloc_fail_after(0);
-		/* jansson reports some allocation failures inside its parser as
-		 * syntax errors; the library cannot tell those apart. Anything
-		 * else but a clean NZ_ENOMEM is a bug. */
-		if (rc == NZ_EFORMAT && strstr(nz_error_last()->message, "invalid JSON"))
-			continue;
-		if (rc != 0 && rc != NZ_ENOMEM)
-			NZ__FAIL("allocation %ld: got %d, expected NZ_ENOMEM", i, rc);
-		if (rc != 0 && nz_error_last()->message[0] == '\0')
-			NZ__FAIL("allocation %ld failed without a message", i);
-	}
-	ASSERT(i > total); /* the sweep ended because nothing failed any more */
-	printf("allocation sweep: %ld of %ld points\n", points, total);
+	s.ctx = st;
+	ASSERT(nz_oom_run_sweep(&s) > 200);
 	nz_store_free(st);
 }
 
