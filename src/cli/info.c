@@ -29,8 +29,30 @@ uint64_t nzc_du(const char *dir, int chunks_only)
 	return g_du;
 }
 
-void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
-		double rate, double elapsed_s, const char *sidecar)
+int nzc_json_paths(const char *a, const char *b)
+{
+	if (nz_text_check(a, "--json: the path") < 0 || nz_text_check(b, "--json: the path") < 0) {
+		fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+		return -1;
+	}
+	return 0;
+}
+
+int nzc_print_json(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
+	json_decref(j);
+	if (!text) {
+		fprintf(stderr, "nwbzarr: cannot write the JSON summary (out of memory)\n");
+		return -1;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+int nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
+	       double rate, double elapsed_s, const char *sidecar, int jobs_used)
 {
 	double bytes = (double)frames * (double)channels * (double)itemsize;
 	double stored = (double)nzc_du(a->output, 0);
@@ -40,22 +62,18 @@ void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t it
 				      "input", a->input, "output", a->output, "frames",
 				      (json_int_t)frames, "channels", (json_int_t)channels, "rate",
 				      rate, "bytes", bytes, "stored_bytes", stored, "seconds",
-				      elapsed_s, "mb_per_s", mbps, "jobs", a->jobs ? a->jobs : nz_ncores(),
+				      elapsed_s, "mb_per_s", mbps, "jobs", jobs_used,
 				      "sidecar", sidecar ? json_string(sidecar) : json_null());
-		char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
-		if (text)
-			printf("%s\n", text);
-		free(text);
-		json_decref(j);
-		return;
+		return nzc_print_json(j);
 	}
 	if (a->quiet)
-		return;
+		return 0;
 	printf("wrote %s: %llu frames x %llu channels at %g Hz; %.1f MB in %.2f s = %.1f MB/s; "
 	       "stored %.1f MB (ratio %.2f)%s%s\n",
 	       a->output, (unsigned long long)frames, (unsigned long long)channels, rate,
 	       bytes / 1e6, elapsed_s, mbps, stored / 1e6, stored > 0 ? bytes / stored : 0,
 	       sidecar ? "; metadata from " : "", sidecar ? sidecar : "");
+	return 0;
 }
 
 /* ---- info ---------------------------------------------------------------- */

@@ -130,6 +130,20 @@ static void record(const char *path, const char *what, void *ctx)
 	}
 }
 
+static int count_progress(const nz_progress *p, void *ctx)
+{
+	ASSERT(p->chunks_done <= p->chunks_total && p->bytes_done <= p->bytes_total);
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+static int stop_progress(const nz_progress *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return 1;
+}
+
 static int verify_seen(struct seen *s, const char *a, const char *b)
 {
 	nz_verify_opts vo = NZ_VERIFY_OPTS_INIT;
@@ -230,6 +244,45 @@ int main(void)
 	ASSERT_ERR(NZ_EEXISTS, nz_export_hdf5(h5, tpath("data"), &o));
 	ASSERT_CONTAINS(nz_error_last()->message, "not a Zarr store");
 	ASSERT(access(tpath("data/keep.txt"), F_OK) == 0);
+	/* issue 16: the engine's threads are reported; bounds and a bad
+	 * compressor refuse before the existing store is touched; version-1
+	 * options still work (their stats end before jobs). */
+	ASSERT_OK(nz_export_hdf5(h5, zb, &o));
+	ASSERT(st.jobs >= 1 && st.jobs <= 2);
+	o.jobs = NZ_WRITE_MAX_JOBS + 1;
+	ASSERT_ERR(NZ_EINVAL, nz_export_hdf5(h5, zb, &o));
+	o.jobs = 2;
+	{
+		nz_compressor bad = NZ_COMPRESSOR_INIT;
+		nz_export_opts o1 = o;
+		bad.clevel = 10;
+		o1.compressor = &bad;
+		ASSERT_ERR(NZ_EFORMAT, nz_export_hdf5(h5, zb, &o1));
+		ASSERT(access(tpath("b.nwb.zarr/.zmetadata"), F_OK) == 0);
+		o1.compressor = NULL;
+		o1.version = 1;
+		st.jobs = -7;
+		ASSERT_OK(nz_export_hdf5(h5, zb, &o1));
+		ASSERT_EQ_INT(st.jobs, -7); /* not written for a version-1 caller */
+	}
+	{
+		nz_verify_opts vo = NZ_VERIFY_OPTS_INIT;
+		vo.jobs = NZ_WRITE_MAX_JOBS + 1;
+		ASSERT_ERR(NZ_EINVAL, nz_verify(NULL, h5, zb, &vo));
+		vo.jobs = 2;
+		vo.progress = count_progress;
+		vo.progress_ctx = &n;
+		n = 0;
+		ASSERT_OK(nz_verify(NULL, h5, zb, &vo));
+		ASSERT(n > 0);
+		vo.progress = stop_progress;
+		ASSERT_ERR(NZ_ECANCELED, nz_verify(NULL, h5, zb, &vo));
+		vo.version = 1; /* ends before progress: none called */
+		n = 0;
+		vo.progress = count_progress;
+		ASSERT_OK(nz_verify(NULL, h5, zb, &vo));
+		ASSERT(n == 0);
+	}
 
 	/* verify finds a changed value, naming the element. */
 	tamper_value(zb);
