@@ -142,6 +142,17 @@ static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 	a->chunk_nelems = n;
 	if (nz__mul_size(&a->chunk_nbytes, n, a->dtype.itemsize) < 0)
 		return nz__error_set(NZ_EFORMAT, "%s: chunk size in bytes overflows", what);
+	/* Sizes of regions and whole arrays are uint64_t bytes everywhere: a
+	 * shape beyond that is a hostile document, not data. */
+	{
+		uint64_t total = a->dtype.itemsize ? a->dtype.itemsize : 1;
+		for (i = 0; i < a->ndim; i++) {
+			if (a->shape[i] && total > UINT64_MAX / a->shape[i])
+				return nz__error_set(NZ_EFORMAT, "%s: the shape holds more than 2^64 "
+						     "bytes (an absurd shape)", what);
+			total *= a->shape[i] ? a->shape[i] : 1;
+		}
+	}
 	if (a->dtype.kind != 'O' && !(a->fill = nz__calloc(1, a->dtype.itemsize)))
 		return nz__error_set(NZ_ENOMEM, "out of memory reading %s", what);
 	v = json_object_get(meta, "fill_value");
