@@ -1,9 +1,10 @@
 /* Fuzz target: Zarr v2 metadata (.zarray, .zattrs) and the chunk pipeline it
- * configures, all in a memory store.
+ * configures, all in a memory store. Built with FUZZ_ZARR3 (fuzz_zarr3_meta.c)
+ * the same properties hold for Zarr v3's zarr.json in a v3 hierarchy.
  *
  * Input: "<document>\0<chunk bytes>" (without a NUL the whole input is the
  * document and there are no chunk bytes). The document is stored as
- * "a/.zarray" and as "a/.zattrs".
+ * "a/.zarray" and as "a/.zattrs" (v3: "a/zarr.json", attributes inline).
  *
  * Properties checked (abort on violation):
  * - nz_array_open fails with a message or succeeds; on success the accessors
@@ -32,6 +33,16 @@
 #include "fuzz_common.h"
 
 #define MAX_CHUNK ((size_t)1 << 16)
+
+#ifdef FUZZ_ZARR3
+#define META_KEY "zarr.json"
+#define META_STYLE NZ_JSON_ZARR3
+#define TO_META(out, a) nz__array_to_meta3(out, a, NULL)
+#else
+#define META_KEY ".zarray"
+#define META_STYLE NZ_JSON_ZARR
+#define TO_META(out, a) nz__array_to_meta(out, a)
+#endif
 
 static void check_accessors(const nz_array *a)
 {
@@ -75,11 +86,11 @@ static void check_canonical(nz_store *s, const nz_array *a)
 	json_t *m1 = NULL, *m2 = NULL;
 	char *text = NULL;
 	nz_array *b = NULL;
-	if (nz__array_to_meta(&m1, a) < 0 || nz__json_dumps(&text, m1, NZ_JSON_ZARR) < 0 ||
-	    nz_store_put(s, "b/.zarray", text, strlen(text)) < 0)
+	if (TO_META(&m1, a) < 0 || nz__json_dumps(&text, m1, META_STYLE) < 0 ||
+	    nz_store_put(s, "b/" META_KEY, text, strlen(text)) < 0)
 		goto done; /* out of memory only */
 	CHECK(nz_array_open(&b, s, "b") == 0);
-	CHECK(nz__array_to_meta(&m2, b) == 0);
+	CHECK(TO_META(&m2, b) == 0);
 	CHECK(json_equal(m1, m2));
 done:
 	json_decref(m1);
@@ -198,9 +209,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	split_at_nul(&dlen, &chunk, &clen, data, size);
-	if (nz_store_new_memory(&s) < 0 || nz_store_put(s, "a/.zarray", data, dlen) < 0 ||
-	    nz_store_put(s, "a/.zattrs", data, dlen) < 0)
+	if (nz_store_new_memory(&s) < 0)
 		goto done;
+#ifdef FUZZ_ZARR3
+	if (nz_root_create(s, 3) < 0 || nz_group_create(s, "c") < 0 || nz_store_put(s, "a/zarr.json", data, dlen) < 0)
+		goto done;
+#else
+	if (nz_store_put(s, "a/.zarray", data, dlen) < 0 || nz_store_put(s, "a/.zattrs", data, dlen) < 0)
+		goto done;
+#endif
 	rc = nz_array_open(&a, s, "a");
 	if (rc < 0) {
 		check_failure(rc);
@@ -216,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc < 0)
 		check_failure(rc); /* a document that is not JSON */
 	else
-		CHECK(nz_store_exists(s, ".zmetadata") == 1);
+		CHECK(nz_store_exists(s, META_KEY[0] == 'z' ? "zarr.json" : ".zmetadata") == 1);
 done:
 	nz_array_free(a);
 	nz_store_free(s);

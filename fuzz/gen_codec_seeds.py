@@ -13,6 +13,8 @@ import sys
 import numcodecs
 import numpy as np
 
+from crc32c_ref import crc32c
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "codec")
 os.makedirs(out, exist_ok=True)
 
@@ -64,6 +66,14 @@ seed("blosc_huge_claim", codecs["blosc_lz4_shuffle"], bytes([2, 1, 1, 2]) + (0x7
 seed("zlib_empty", {"id": "zlib", "level": 1}, b"")
 seed("shuffle_odd_length", {"id": "shuffle", "elementsize": 4}, b"abcdefg")
 
+
+# Zarr v3's crc32c: the data, then its little-endian CRC32C.
+crc_cfg = {"id": "crc32c"}
+seed("crc32c_end", crc_cfg, data + crc32c(data).to_bytes(4, "little"))
+seed("crc32c_empty", {"id": "crc32c", "location": "end"}, crc32c(b"").to_bytes(4, "little"))
+seed("crc32c_flipped", crc_cfg, b"Zarr" + data[4:] + crc32c(data).to_bytes(4, "little"))
+seed("crc32c_short", crc_cfg, b"\x01\x02\x03")
+
 # Configs that must be refused (the payload does not matter).
 bad = {
     "bad_unknown_id": {"id": "bz2", "level": 1},
@@ -77,6 +87,7 @@ bad = {
     "bad_shuffle_negative": {"id": "shuffle", "elementsize": -2},
     "bad_shuffle_zero": {"id": "shuffle", "elementsize": 0},
     "bad_id_type": {"id": 7},
+    "bad_crc32c_start": {"id": "crc32c", "location": "start"},
 }
 for name, cfg in bad.items():
     seed(name, cfg, data[:16])

@@ -6,10 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 jobs=$(nproc)
+# The pinned real readers (zarr-python 3.4, TensorStore, pynwb 4.2 + hdmf-zarr
+# 0.14) in a venv inside the build tree; fails clearly without Python >= 3.12.
+echo "== readers venv (scripts/requirements-readers.txt)"
+py3=$(bash scripts/pyvenv.sh build)
 
 build() { # build DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -DNZ_WERROR=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -DNZ_WERROR=ON -DNZ_PY3="$py3" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs" >/dev/null
 }
 

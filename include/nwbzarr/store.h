@@ -25,10 +25,20 @@ typedef struct nz_store nz_store;
 typedef int (*nz_store_list_cb)(const char *key, void *payload);
 
 /** A backend. Every function returns 0 or a negative nz_error_code and sets
- *  the thread's error message on failure. `put` must be atomic: a reader
- *  sees either the old value, no value, or the whole new value. */
+ *  the thread's error message on failure, naming the key and the store.
+ *
+ *  Version 1 backends fill the functions up to `free`; the front end
+ *  emulates streaming puts (buffering the whole value in memory, then one
+ *  `put`), ranged gets and sizes (a whole `get`) for them. Version 2 adds the
+ *  object-storage operations; a version-2 backend must provide put_begin,
+ *  put_write, put_commit, put_abort, get_range, size, remove, list and
+ *  describe, and may leave put, get and exists NULL (the front end builds
+ *  them from the streaming and ranged operations), so an object store that
+ *  has no folders and no rename (multipart upload, ranged GET, HEAD, prefix
+ *  listing) maps onto it directly. */
 typedef struct nz_store_ops {
-	unsigned int version; /**< NZ_STORE_OPS_VERSION */
+	unsigned int version; /**< NZ_STORE_OPS_VERSION (1 or 2) */
+	/** Atomic: a reader sees the old value, no value, or the whole new one. */
 	int (*put)(void *ctx, const char *key, const void *data, size_t len);
 	/** On success *out is allocated with malloc (freed by nz_free). */
 	int (*get)(void *ctx, const char *key, void **out, size_t *len);
@@ -43,9 +53,32 @@ typedef struct nz_store_ops {
 	/** Human-readable location for messages, e.g. the root directory. */
 	const char *(*describe)(void *ctx);
 	void (*free)(void *ctx);
+
+	/* Version 2. */
+	/** Start a streaming put of `key`: *stream is the backend's state for
+	 *  it. Nothing is visible under `key` until put_commit. */
+	int (*put_begin)(void *ctx, const char *key, void **stream);
+	/** Append `len` bytes (never called after a failed write). */
+	int (*put_write)(void *ctx, void *stream, const void *data, size_t len);
+	/** Publish the bytes written as the whole value of the key, atomically
+	 *  as `put` is, and free the stream, success or not (on failure the old
+	 *  value, or none, stays and nothing temporary is left). */
+	int (*put_commit)(void *ctx, void *stream);
+	/** Discard the stream: the key keeps its old value (or none) and
+	 *  nothing temporary is left. Cannot fail. */
+	void (*put_abort)(void *ctx, void *stream);
+	/** Read part of a value into a new buffer (malloc; freed by nz_free):
+	 *  suffix == 0: bytes [offset, offset + length), fewer when the value
+	 *  ends first, NZ_EINVAL when offset is past the end; suffix != 0: the
+	 *  last `length` bytes (the whole value when it is shorter), offset
+	 *  ignored. This is how HTTP object stores serve Range requests. */
+	int (*get_range)(void *ctx, const char *key, uint64_t offset, uint64_t length, int suffix,
+			 void **out, size_t *len);
+	/** Size in bytes of the value of `key`; NZ_ENOTFOUND when absent. */
+	int (*size)(void *ctx, const char *key, uint64_t *size);
 } nz_store_ops;
 
-#define NZ_STORE_OPS_VERSION 1
+#define NZ_STORE_OPS_VERSION 2
 
 /** Flags for nz_store_open_dir. */
 enum {
@@ -63,8 +96,10 @@ enum {
  *  message) when it cannot be created or read. */
 NZ_EXTERN int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags);
 
-/** Wrap a custom backend. On success the store owns ctx (ops->free is called
- *  by nz_store_free); on failure the caller still owns ctx. */
+/** Wrap a custom backend (version 1 or 2, see nz_store_ops; a version-1
+ *  table only needs to be as long as version 1 defined it). On success the
+ *  store owns ctx (ops->free is called by nz_store_free); on failure the
+ *  caller still owns ctx. */
 NZ_EXTERN int nz_store_new(nz_store **out, const nz_store_ops *ops, void *ctx);
 
 /** Open an empty store that keeps keys and values in memory (for tests,
@@ -101,6 +136,42 @@ NZ_EXTERN int nz_store_remove(nz_store *store, const char *key);
 NZ_EXTERN int nz_store_list(nz_store *store, const char *prefix, nz_store_list_cb cb, void *payload);
 /** Make everything written so far durable (no-op for backends without sync). */
 NZ_EXTERN int nz_store_sync(nz_store *store);
+/** An in-progress streaming put (nz_store_put_begin). Use it from one thread
+ *  at a time; different writers may run on different threads at once. */
+typedef struct nz_store_writer nz_store_writer;
+
+/** Start writing `key` in pieces, for values too big to hold in memory (a
+ *  shard). The value appears at nz_store_put_commit, atomically: until then
+ *  readers see the old value or none; nz_store_put_abort, or any failure,
+ *  leaves the old value (or none) and nothing temporary. The directory
+ *  store writes a temporary file in the key's folder and renames it at
+ *  commit (both fsynced with NZ_STORE_FSYNC); a version-1 backend buffers
+ *  the whole value in memory and puts it at commit. Caller owns *out. */
+NZ_EXTERN int nz_store_put_begin(nz_store_writer **out, nz_store *store, const char *key);
+/** Append `len` bytes (copied). After a failed write every later write and
+ *  the commit return the same code; only abort is then useful. */
+NZ_EXTERN int nz_store_put_write(nz_store_writer *w, const void *data, size_t len);
+/** Bytes written to `w` so far. */
+NZ_EXTERN uint64_t nz_store_put_written(const nz_store_writer *w);
+/** Publish the value and free `w` (also on failure, which leaves the old
+ *  value or none). */
+NZ_EXTERN int nz_store_put_commit(nz_store_writer *w);
+/** Discard what was written and free `w`. NULL ok. */
+NZ_EXTERN void nz_store_put_abort(nz_store_writer *w);
+
+/** Read `length` bytes of `key` from `offset` into a new buffer *out (caller
+ *  frees with nz_free; never NULL on success) of *len bytes: fewer than
+ *  `length` when the value ends first. NZ_ENOTFOUND when absent, NZ_EINVAL
+ *  when `offset` is past the end of the value. */
+NZ_EXTERN int nz_store_get_range(nz_store *store, const char *key, uint64_t offset,
+				 uint64_t length, void **out, size_t *len);
+/** The last `length` bytes of `key` (all of it when shorter), as
+ *  nz_store_get_range returns them: an object store's suffix range. */
+NZ_EXTERN int nz_store_get_suffix(nz_store *store, const char *key, uint64_t length, void **out,
+				  size_t *len);
+/** *size = the value's size in bytes. NZ_ENOTFOUND when absent. */
+NZ_EXTERN int nz_store_size(nz_store *store, const char *key, uint64_t *size);
+
 /** Where the store is, for messages (a directory store: its root). Owned by
  *  the store; never NULL. */
 NZ_EXTERN const char *nz_store_describe(nz_store *store);

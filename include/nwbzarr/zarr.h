@@ -1,8 +1,19 @@
-/* nwbzarr: Zarr v2 groups, arrays, attributes and consolidated metadata.
+/* nwbzarr: Zarr v2 and v3 groups, arrays, attributes and consolidated
+ * metadata.
  *
- * Metadata documents (.zgroup, .zarray, .zattrs, .zmetadata) are written as
+ * Zarr v2 documents (.zgroup, .zarray, .zattrs, .zmetadata) are written as
  * zarr-python 2.x writes them: keys sorted, indent 4, ASCII-escaped, floats
  * in Python's shortest round-trip form, so files compare byte for byte.
+ * Zarr v3 documents (zarr.json, attributes inline, consolidated metadata
+ * inline in the root's) are written as zarr-python 3.4 writes them: its key
+ * order, indent 2, ASCII-escaped.
+ *
+ * The format is a property of the whole hierarchy in a store, decided by
+ * its root: a root zarr.json makes it v3, otherwise it is v2. The root is
+ * made in an explicit format by nz_root_create, or by the first
+ * nz_array_create with zarr_format 3; group and attribute functions follow
+ * whatever the root says (v2 when there is no root yet). Mixing formats in
+ * one store is refused (NZ_EINVAL).
  *
  * Thread safety: an nz_array's metadata is immutable once created or opened,
  * so its chunk functions may run on many threads at once for distinct chunks.
@@ -42,7 +53,20 @@ typedef struct nz_compressor {
 /** hdmf-zarr's default: Blosc(cname='lz4', clevel=5, shuffle=1, blocksize=0). */
 #define NZ_COMPRESSOR_INIT { NZ_COMPRESSOR_VERSION, "blosc", "lz4", 5, 1, 0 }
 
-/** Options of nz_array_create. */
+/** Zarr v3 chunk key encodings (v2 arrays always use v2's keys). */
+typedef enum nz_chunk_key_encoding {
+	NZ_CHUNK_KEY_DEFAULT = 0, /**< v3 "default": "c/1/2" ('/' or '.' separator) */
+	NZ_CHUNK_KEY_V2           /**< v3 "v2": "1.2" or "1/2", as Zarr v2 names chunks */
+} nz_chunk_key_encoding;
+
+/** Where a shard's index sits (sharding_indexed index_location). */
+typedef enum nz_shard_index_location {
+	NZ_SHARD_INDEX_END = 0,
+	NZ_SHARD_INDEX_START
+} nz_shard_index_location;
+
+/** Options of nz_array_create. Version 1 callers (NZ_ARRAY_OPTS_VERSION 1,
+ *  the struct up to skip_empty_chunks) keep working: they get Zarr v2. */
 typedef struct nz_array_opts {
 	unsigned int version; /**< NZ_ARRAY_OPTS_VERSION */
 	/** numpy dtype string: "|b1", "<i2", "<u8", "<f4", "|S12", "|O", or a
@@ -65,25 +89,53 @@ typedef struct nz_array_opts {
 	/** 1 = a chunk whose every element equals the fill value is not stored
 	 *  (zarr's write_empty_chunks=False); 0 = every chunk is stored. */
 	int skip_empty_chunks;
+	/* Version 2: */
+	/** 2 or 3; 0 = the format of the store's hierarchy (v2 when it has no
+	 *  root yet). A v3 array: data types, codecs and fill values are
+	 *  mapped as docs/format.md says (numpy dtype strings stay the input);
+	 *  filters_json must be NULL, json2 and the lz4/zlib compressors are
+	 *  NZ_EUNSUPPORTED. */
+	int zarr_format;
+	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
+	 *  NULL = not sharded. Not supported yet: NZ_EUNSUPPORTED. */
+	const uint64_t *shards;
+	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
+	const char *const *dimension_names;
+	/** v3 only; dimension_separator picks its separator ('/' when 0 for
+	 *  the default encoding, '.' for v2's). */
+	nz_chunk_key_encoding chunk_key_encoding;
+	nz_shard_index_location shard_index_location; /**< v3 sharded only */
 } nz_array_opts;
 
-#define NZ_ARRAY_OPTS_VERSION 1
-#define NZ_ARRAY_OPTS_INIT { NZ_ARRAY_OPTS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, NZ_OBJECT_NONE, 0, 0 }
+#define NZ_ARRAY_OPTS_VERSION 2
+#define NZ_ARRAY_OPTS_INIT { NZ_ARRAY_OPTS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, NZ_OBJECT_NONE, 0, 0, \
+			     0, NULL, NULL, NZ_CHUNK_KEY_DEFAULT, NZ_SHARD_INDEX_END }
 
 typedef struct nz_array nz_array;
 
-/** Create the group at `path` ("" = root) and any missing parent groups.
- *  An existing group is kept. */
+/** Create the root group of a new hierarchy in `zarr_format` (2 or 3). An
+ *  existing root of the same format is kept; one of the other format is
+ *  NZ_EINVAL naming the store. */
+NZ_EXTERN int nz_root_create(nz_store *store, int zarr_format);
+
+/** The format of the store's hierarchy: 3 if the root has a zarr.json, else
+ *  2 (also for an empty store); negative on a store error. */
+NZ_EXTERN int nz_store_zarr_format(nz_store *store);
+
+/** Create the group at `path` ("" = root) and any missing parent groups, in
+ *  the hierarchy's format. An existing group is kept. */
 NZ_EXTERN int nz_group_create(nz_store *store, const char *path);
 
 /** 1 if `path` is a group, 0 if not, negative on error. */
 NZ_EXTERN int nz_group_exists(nz_store *store, const char *path);
 
-/** Write `json_object` (JSON text of an object) as the .zattrs of the group or
- *  array at `path`, replacing any. It is re-serialised in zarr's style. */
+/** Write `json_object` (JSON text of an object) as the attributes of the
+ *  group or array at `path`, replacing any: v2 its .zattrs, v3 the
+ *  "attributes" of its zarr.json (which must exist: NZ_ENOTFOUND). It is
+ *  re-serialised in zarr's style (v2 sorts keys, v3 keeps their order). */
 NZ_EXTERN int nz_attrs_write(nz_store *store, const char *path, const char *json_object);
 
-/** Read the .zattrs at `path` as compact JSON text; "{}" when absent. */
+/** Read the attributes at `path` as compact JSON text; "{}" when absent. */
 NZ_EXTERN int nz_attrs_read(char **out, nz_store *store, const char *path);
 
 /** Create an array (parents created as groups); writes .zarray, replacing
@@ -95,11 +147,13 @@ NZ_EXTERN int nz_attrs_read(char **out, nz_store *store, const char *path);
 NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
 			      const nz_array_opts *opts);
 
-/** Open an existing array and validate its .zarray (borrows `store`).
- *  NZ_ENOTFOUND when there is no .zarray; NZ_EFORMAT naming the key for
- *  malformed metadata; NZ_EUNSUPPORTED for order 'F', zarr_format != 2,
- *  unknown codecs (incl. pickle) and dtypes. Big-endian ('>') arrays open;
- *  their chunks are returned in the stored byte order. */
+/** Open an existing array and validate its .zarray or zarr.json (borrows
+ *  `store`; the hierarchy's format decides which). NZ_ENOTFOUND when there
+ *  is none; NZ_EFORMAT naming the key for malformed metadata;
+ *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
+ *  v3 extensions whose must_understand is not false (those with false are
+ *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")
+ *  open; their chunks are returned in the stored byte order. */
 NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
 /** Release the array (not its store). NULL ok. */
@@ -115,7 +169,8 @@ NZ_EXTERN const uint64_t *nz_array_shape(const nz_array *array);
 NZ_EXTERN const uint64_t *nz_array_chunks(const nz_array *array);
 /** Bytes per element in memory (object arrays: 0). */
 NZ_EXTERN size_t nz_array_itemsize(const nz_array *array);
-/** The dtype string as in .zarray (structured dtypes as compact JSON). */
+/** The numpy dtype string ("<i2", "|S5", "<U4", "|O"; structured dtypes
+ *  as compact JSON), for v3 arrays too. */
 NZ_EXTERN const char *nz_array_dtype(const nz_array *array);
 NZ_EXTERN nz_object_codec nz_array_object_codec(const nz_array *array);
 /** The fill value as one element of itemsize bytes (zeros for fill_value
@@ -123,13 +178,23 @@ NZ_EXTERN nz_object_codec nz_array_object_codec(const nz_array *array);
 NZ_EXTERN const void *nz_array_fill_value(const nz_array *array);
 /** The array's path in its store ("" for the root, no leading '/'). */
 NZ_EXTERN const char *nz_array_path(const nz_array *array);
+/** 2 or 3. */
+NZ_EXTERN int nz_array_zarr_format(const nz_array *array);
+/** The write unit in elements (ndim entries, never NULL): the shard shape
+ *  of a sharded array, else the chunk shape. */
+NZ_EXTERN const uint64_t *nz_array_shards(const nz_array *array);
+/** Number of write units along each dimension (as nz_array_chunk_grid). */
+NZ_EXTERN int nz_array_shard_grid(const nz_array *array, uint64_t *grid);
+/** Total number of write units (saturating, as nz_array_nchunks). */
+NZ_EXTERN uint64_t nz_array_nshards(const nz_array *array);
 /** Number of chunks along each dimension (ceil(shape/chunks); 0 if shape is 0). */
 NZ_EXTERN int nz_array_chunk_grid(const nz_array *array, uint64_t *grid);
 /** Total number of chunks (1 for a 0-d array, 0 for an empty one). */
 NZ_EXTERN uint64_t nz_array_nchunks(const nz_array *array);
 /** Bytes of one full chunk in memory (product of chunks x itemsize). */
 NZ_EXTERN size_t nz_array_chunk_nbytes(const nz_array *array);
-/** The store key of a chunk, e.g. "data/3.0" (caller frees with nz_free). */
+/** The store key of a chunk, e.g. "data/3.0" (v2) or "data/c/3/0" (v3
+ *  default encoding); caller frees with nz_free. */
 NZ_EXTERN int nz_array_chunk_key(char **out, const nz_array *array, const uint64_t *chunk_index);
 
 /** Per-thread reusable buffers for encoding/decoding. Optional (NULL = the
@@ -190,8 +255,10 @@ NZ_EXTERN int nz_array_write_all(nz_array *array, const void *data, size_t len);
 NZ_EXTERN int nz_array_write_all_vlen(nz_array *array, const char *const *items,
 				      const size_t *lens, size_t count);
 
-/** Write .zmetadata covering every .zgroup/.zarray/.zattrs in the store, as
- *  zarr.consolidate_metadata does. Call it last. */
+/** Consolidate the metadata of every node in the store, as
+ *  zarr.consolidate_metadata does: v2 writes .zmetadata covering every
+ *  .zgroup/.zarray/.zattrs; v3 rewrites the root zarr.json with every other
+ *  node's zarr.json inline ("consolidated_metadata"). Call it last. */
 NZ_EXTERN int nz_consolidate(nz_store *store);
 
 /** Check every metadata document of the store before trusting any: each

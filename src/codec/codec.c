@@ -2,7 +2,7 @@
  *
  * Configs must carry exactly the keys numcodecs' get_config writes (plus the
  * optional ones older or newer numcodecs write: blosc "blocksize", zstd
- * "checksum"), with integer values in the codec's range; anything else is
+ * "checksum", crc32c "location"), with integer values in the codec's range; anything else is
  * NZ_EFORMAT naming the codec and the field, since numcodecs itself would
  * refuse it. */
 #include <limits.h>
@@ -97,6 +97,23 @@ static int parse_level(nz_codec *c, const json_t *cfg, const char *id, int lo, i
 	return get_int(&c->level, cfg, id, "level", 1, lo, hi);
 }
 
+/* Only the trailing checksum is Zarr v3's layout; numcodecs' "start" is not. */
+static int parse_crc32c(const json_t *cfg)
+{
+	static const field fields[] = {{"location", 0}, {NULL, 0}};
+	int err;
+	json_t *loc = json_object_get(cfg, "location");
+	if ((err = check_keys(cfg, "crc32c", fields)) < 0)
+		return err;
+	if (loc && !json_is_string(loc))
+		return nz__error_set(NZ_EFORMAT, "codec 'crc32c': field 'location' must be a string");
+	if (loc && strcmp(json_string_value(loc), "end") != 0)
+		return nz__error_set(NZ_EUNSUPPORTED,
+				     "codec 'crc32c': location '%s' is not supported (only 'end')",
+				     json_string_value(loc));
+	return 0;
+}
+
 static int parse(nz_codec *c, const json_t *cfg, const char *id)
 {
 	static const field lz4_fields[] = {{"acceleration", 1}, {NULL, 0}};
@@ -120,6 +137,10 @@ static int parse(nz_codec *c, const json_t *cfg, const char *id)
 			return err;
 		/* LZ4 treats < 1 as 1 and caps large values itself, as in numcodecs. */
 		return get_int(&c->acceleration, cfg, id, "acceleration", 1, INT_MIN, INT_MAX);
+	}
+	if (strcmp(id, "crc32c") == 0) {
+		c->kind = NZ_CODEC_CRC32C;
+		return parse_crc32c(cfg);
 	}
 	if (strcmp(id, "shuffle") == 0) {
 		c->kind = NZ_CODEC_SHUFFLE;
@@ -203,6 +224,9 @@ int nz__codec_to_json(json_t **out, const nz_codec *c)
 	case NZ_CODEC_SHUFFLE:
 		j = json_pack("{si ss}", "elementsize", c->elementsize, "id", "shuffle");
 		break;
+	case NZ_CODEC_CRC32C:
+		j = json_pack("{ss ss}", "id", "crc32c", "location", "end");
+		break;
 	default:
 		j = json_pack("{ss si}", "id", nz__codec_id(c), "level", c->level);
 		break;
@@ -221,7 +245,8 @@ void nz__codec_free(nz_codec *codec)
 
 const char *nz__codec_id(const nz_codec *codec)
 {
-	static const char *const ids[] = {"blosc", "zstd", "lz4", "zlib", "gzip", "shuffle"};
+	static const char *const ids[] = {"blosc", "zstd", "lz4", "zlib", "gzip", "shuffle",
+						 "crc32c"};
 	return codec ? ids[codec->kind] : "none";
 }
 
@@ -238,6 +263,7 @@ int nz__codec_encode(const nz_codec *c, const void *src, size_t srclen, size_t i
 	case NZ_CODEC_ZLIB: return nz__deflate_encode(0, c->level, src, srclen, dst);
 	case NZ_CODEC_GZIP: return nz__deflate_encode(1, c->level, src, srclen, dst);
 	case NZ_CODEC_SHUFFLE: return nz__shuffle_encode(c->elementsize, src, srclen, dst);
+	case NZ_CODEC_CRC32C: return nz__crc32c_encode(src, srclen, dst);
 	}
 	return nz__error_set(NZ_EINVAL, "corrupt codec");
 }
@@ -256,6 +282,7 @@ int nz__codec_decode(const nz_codec *c, const void *src, size_t srclen, size_t e
 	case NZ_CODEC_ZLIB: err = nz__deflate_decode(0, src, srclen, expected, dst); break;
 	case NZ_CODEC_GZIP: err = nz__deflate_decode(1, src, srclen, expected, dst); break;
 	case NZ_CODEC_SHUFFLE: err = nz__shuffle_decode(c->elementsize, src, srclen, dst); break;
+	case NZ_CODEC_CRC32C: err = nz__crc32c_decode(src, srclen, expected, dst); break;
 	}
 	if (err == 0 && expected && dst->len != expected)
 		err = nz__error_set(NZ_EFORMAT, "codec '%s': decoded %zu bytes, expected %zu",

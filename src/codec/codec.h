@@ -19,11 +19,17 @@
  *   own); we can, but zarr never stores an empty chunk anyway.
  * - Decoding hostile input returns NZ_ECODEC/NZ_EFORMAT, never crashes.
  *   Without `expected`, a blosc header's size is trusted for allocation
- *   (as numcodecs does); lz4/zstd/zlib/gzip claims are bounded. */
+ *   only up to 65536 x the input (no blosc codec expands more: zstd's
+ *   densest frames are ~32768:1); lz4/zstd/zlib/gzip claims are bounded.
+ * - crc32c ({"id": "crc32c"}, optional "location": "end", numcodecs >= 0.13's
+ *   config) appends the 4-byte little-endian CRC32C of the data, as Zarr v3's
+ *   crc32c codec does; decoding verifies and strips it (mismatch: NZ_ECODEC).
+ *   numcodecs' "start" location is NZ_EUNSUPPORTED. */
 #ifndef NZ_CODEC_CODEC_H
 #define NZ_CODEC_CODEC_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "nwbzarr/zarr.h"
 #include "util/buf.h"
@@ -41,6 +47,15 @@ int nz__codec_from_compressor(nz_codec **out, const nz_compressor *c);
 int nz__codec_to_json(json_t **out, const nz_codec *codec);
 
 void nz__codec_free(nz_codec *codec);
+
+/** CRC32C (Castagnoli) of n bytes, continuing from `crc` (0 to start; the
+ *  usual pre/post inversion is done inside, so chained calls give the CRC of
+ *  the concatenation). nz__crc32c(0, "123456789", 9) == 0xE3069283.
+ *  Thread-safe; any length. */
+uint32_t nz__crc32c(uint32_t crc, const void *data, size_t n);
+/** Little-endian 32-bit store and load (4 bytes at p). */
+void nz__le32_put(unsigned char *p, uint32_t v);
+uint32_t nz__le32_get(const unsigned char *p);
 const char *nz__codec_id(const nz_codec *codec);
 
 /** Encode srclen bytes (elements of `itemsize` bytes, used by blosc's

@@ -41,6 +41,13 @@ int nz__blosc_encode(const nz_codec *c, const void *src, size_t n, size_t itemsi
 	return 0;
 }
 
+/* No codec inside c-blosc 1.x expands a block by more than this: zstd's
+ * densest frames (RLE blocks) hold 128 KiB in 4 bytes, lz4 and blosclz
+ * 255:1, zlib ~1032:1 (blosc's own headers only lower the ratio). A header
+ * claiming more than its input could ever hold is refused before anything
+ * is allocated for it. */
+#define BLOSC_MAX_RATIO ((size_t)1 << 16)
+
 int nz__blosc_decode(const void *src, size_t n, size_t expected, nz_buf *dst)
 {
 	size_t nbytes = 0;
@@ -53,6 +60,9 @@ int nz__blosc_decode(const void *src, size_t n, size_t expected, nz_buf *dst)
 	if (expected && nbytes != expected)
 		return nz__error_set(NZ_EFORMAT, "codec 'blosc': buffer holds %zu bytes, expected %zu",
 				     nbytes, expected);
+	if (nbytes / BLOSC_MAX_RATIO > n)
+		return nz__error_set(NZ_EFORMAT, "codec 'blosc': header claims %zu bytes from %zu, more than any "
+				     "blosc codec expands to", nbytes, n);
 	if ((err = nz__buf_reserve(dst, nbytes ? nbytes : 1)) < 0)
 		return err;
 	rc = blosc_decompress_ctx(src, dst->data, nbytes, 1);

@@ -12,7 +12,8 @@ typedef enum nz_codec_kind {
 	NZ_CODEC_LZ4,
 	NZ_CODEC_ZLIB,
 	NZ_CODEC_GZIP,
-	NZ_CODEC_SHUFFLE
+	NZ_CODEC_SHUFFLE,
+	NZ_CODEC_CRC32C
 } nz_codec_kind;
 
 struct nz_codec {
@@ -43,5 +44,10 @@ int nz__deflate_decode(int gzip, const void *src, size_t n, size_t expected, nz_
 
 int nz__shuffle_encode(int elementsize, const void *src, size_t n, nz_buf *dst);
 int nz__shuffle_decode(int elementsize, const void *src, size_t n, nz_buf *dst);
+
+/** Copy src and append its CRC32C (4 bytes, little-endian). */
+int nz__crc32c_encode(const void *src, size_t n, nz_buf *dst);
+/** Verify and strip the trailing CRC32C; a mismatch is NZ_ECODEC. */
+int nz__crc32c_decode(const void *src, size_t n, size_t expected, nz_buf *dst);
 
 #endif

@@ -81,8 +81,55 @@ static void cmp_free(void *ctx)
 	nz_store_free(ctx);
 }
 
-static const nz_store_ops cmp_ops = {NZ_STORE_OPS_VERSION, cmp_put, cmp_get, cmp_exists,
-				     cmp_remove, cmp_list, cmp_sync, cmp_describe, cmp_free};
+/* Streamed values (shards) are data, never metadata: they pass through, so
+ * a resumed write streams as the first run did instead of buffering. */
+static int cmp_put_begin(void *ctx, const char *key, void **stream)
+{
+	return nz_store_put_begin((nz_store_writer **)stream, ctx, key);
+}
+
+static int cmp_put_write(void *ctx, void *stream, const void *data, size_t len)
+{
+	return nz_store_put_write(stream, data, len);
+}
+
+static int cmp_put_commit(void *ctx, void *stream)
+{
+	return nz_store_put_commit(stream);
+}
+
+static void cmp_put_abort(void *ctx, void *stream)
+{
+	nz_store_put_abort(stream);
+}
+
+static int cmp_get_range(void *ctx, const char *key, uint64_t offset, uint64_t length,
+			 int suffix, void **out, size_t *len)
+{
+	return suffix ? nz_store_get_suffix(ctx, key, length, out, len)
+		      : nz_store_get_range(ctx, key, offset, length, out, len);
+}
+
+static int cmp_size(void *ctx, const char *key, uint64_t *size)
+{
+	return nz_store_size(ctx, key, size);
+}
+
+static const nz_store_ops cmp_ops = {.version = NZ_STORE_OPS_VERSION,
+				     .put = cmp_put,
+				     .get = cmp_get,
+				     .exists = cmp_exists,
+				     .remove = cmp_remove,
+				     .list = cmp_list,
+				     .sync = cmp_sync,
+				     .describe = cmp_describe,
+				     .free = cmp_free,
+				     .put_begin = cmp_put_begin,
+				     .put_write = cmp_put_write,
+				     .put_commit = cmp_put_commit,
+				     .put_abort = cmp_put_abort,
+				     .get_range = cmp_get_range,
+				     .size = cmp_size};
 
 int nz__hdmf_resume_store(nz_store **out, nz_store *inner)
 {

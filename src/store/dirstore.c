@@ -1,8 +1,8 @@
 /* The directory store: key "a/b/c" is the file <root>/a/b/c.
  *
- * put writes a temporary file next to the target and renames it over the
- * target, so a reader (or a crash) sees the old value, no value, or the
- * whole new value. Temporary names carry the pid and a process-wide atomic
+ * put (one piece, or streamed: put_begin/write/commit) writes a temporary
+ * file next to the target and renames it over the target, so a reader (or
+ * a crash) sees the old value, no value, or the whole new value. Temporary names carry the pid and a process-wide atomic
  * counter, so threads and processes (MPI ranks) never collide; list skips
  * them. The only shared mutable state is that counter. */
 #define _GNU_SOURCE /* syncfs */
@@ -146,50 +146,179 @@ static int open_tmp(int *fd, char **tmp_out, char *path)
 	return 0;
 }
 
-static int ds_put(void *ctx, const char *key, const void *data, size_t len)
+/* A streaming put: the temporary file, renamed onto `path` at commit. */
+typedef struct ds_stream {
+	int fd;
+	char *path, *tmp;
+} ds_stream;
+
+static void stream_free(ds_stream *st)
+{
+	if (st->fd >= 0)
+		close(st->fd);
+	if (st->tmp) {
+		unlink(st->tmp);
+		nz__free(st->tmp);
+	}
+	nz__free(st->path);
+	nz__free(st);
+}
+
+static int ds_put_begin(void *ctx, const char *key, void **out)
 {
 	dirstore *ds = ctx;
-	int err = 0, fd = -1;
-	char *path = NULL, *tmp = NULL;
+	int err = 0;
+	ds_stream *st;
 	if (!(ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
 		return nz__error_set(NZ_EINVAL, "cannot write key '%s': store '%s' is read-only",
 				     key, ds->root);
-	if (!(path = join(ds->root, key)))
-		return NZ_ENOMEM;
-	if ((err = open_tmp(&fd, &tmp, path)) < 0)
-		goto done;
-	if (ds->max_bytes && atomic_fetch_add(&ds->written, len) + len > ds->max_bytes) {
-		err = nz__error_errno(ENOSPC, "cannot write (NZ_TEST_STORE_MAX_BYTES)", tmp);
+	if (!(st = nz__calloc(1, sizeof *st)))
+		return nz__error_set(NZ_ENOMEM, "out of memory writing '%s' in '%s'", key, ds->root);
+	st->fd = -1;
+	if (!(st->path = join(ds->root, key))) {
+		err = NZ_ENOMEM;
 		goto done;
 	}
-	if ((err = write_all(fd, data, len, tmp)) < 0)
+	if ((err = open_tmp(&st->fd, &st->tmp, st->path)) < 0)
 		goto done;
+	*out = st;
+	st = NULL;
+done:
+	if (st)
+		stream_free(st);
+	return err;
+}
+
+static int ds_put_write(void *ctx, void *stream, const void *data, size_t len)
+{
+	dirstore *ds = ctx;
+	ds_stream *st = stream;
+	if (ds->max_bytes && atomic_fetch_add(&ds->written, len) + len > ds->max_bytes)
+		return nz__error_errno(ENOSPC, "cannot write (NZ_TEST_STORE_MAX_BYTES)", st->tmp);
+	return write_all(st->fd, data, len, st->tmp);
+}
+
+static int ds_put_commit(void *ctx, void *stream)
+{
+	dirstore *ds = ctx;
+	ds_stream *st = stream;
+	int err = 0, fd = st->fd;
 	if ((ds->flags & NZ_STORE_FSYNC) && fsync(fd) != 0) {
-		err = nz__error_errno(errno, "cannot sync", tmp);
+		err = nz__error_errno(errno, "cannot sync", st->tmp);
 		goto done;
 	}
 	/* close can report a deferred write error (NFS, quota). */
+	st->fd = -1;
 	if (close(fd) != 0) {
-		fd = -1;
-		err = nz__error_errno(errno, "cannot close", tmp);
+		err = nz__error_errno(errno, "cannot close", st->tmp);
 		goto done;
 	}
-	fd = -1;
-	if (rename(tmp, path) != 0) {
-		err = nz__error_errno(errno, "cannot rename onto", path);
+	if (rename(st->tmp, st->path) != 0) {
+		err = nz__error_errno(errno, "cannot rename onto", st->path);
 		goto done;
 	}
-	nz__free(tmp);
-	tmp = NULL;
+	nz__free(st->tmp);
+	st->tmp = NULL;
 	if (ds->flags & NZ_STORE_FSYNC)
-		err = fsync_dir(path);
+		err = fsync_dir(st->path);
+done:
+	stream_free(st);
+	return err;
+}
+
+static void ds_put_abort(void *ctx, void *stream)
+{
+	stream_free(stream);
+}
+
+static int ds_put(void *ctx, const char *key, const void *data, size_t len)
+{
+	void *st = NULL;
+	int err = ds_put_begin(ctx, key, &st);
+	if (err < 0)
+		return err;
+	if ((err = ds_put_write(ctx, st, data, len)) < 0) {
+		ds_put_abort(ctx, st);
+		return err;
+	}
+	return ds_put_commit(ctx, st);
+}
+
+/* Open `key` for reading: *fd and its stat. A missing key, or one that is
+ * not a regular file, is NZ_ENOTFOUND. */
+static int open_key(const dirstore *ds, const char *key, const char *path, int *fd,
+		    struct stat *st)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, st) != 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? nz__error_set(NZ_ENOTFOUND, "key '%s' not found in '%s'", key, ds->root)
+			       : nz__error_errno(errno, "cannot read", path);
+	if (!S_ISREG(st->st_mode))
+		return nz__error_set(NZ_ENOTFOUND, "key '%s' in '%s' is not a file", key, ds->root);
+	return 0;
+}
+
+static int ds_get_range(void *ctx, const char *key, uint64_t offset, uint64_t length, int suffix,
+			void **out, size_t *len)
+{
+	dirstore *ds = ctx;
+	int err = 0, fd = -1;
+	char *path = NULL;
+	unsigned char *b = NULL;
+	struct stat st;
+	uint64_t start;
+	size_t n, got = 0;
+	if (!(path = join(ds->root, key)))
+		return NZ_ENOMEM;
+	if ((err = open_key(ds, key, path, &fd, &st)) < 0 ||
+	    (err = nz__store_range((uint64_t)st.st_size, offset, length, suffix, key, ds->root,
+				   &start, &n)) < 0)
+		goto done;
+	if (!(b = nz__malloc(n))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory reading %zu bytes of '%s'", n, path);
+		goto done;
+	}
+	while (got < n) {
+		ssize_t r = pread(fd, b + got, n - got > (1u << 30) ? (1u << 30) : n - got,
+				  (off_t)(start + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = nz__error_errno(errno, "cannot read", path);
+			goto done;
+		}
+		if (r == 0) /* shrank under us: not the value that was sized */
+			break;
+		got += (size_t)r;
+	}
+	*out = b;
+	*len = got;
+	b = NULL;
 done:
 	if (fd >= 0)
 		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		nz__free(tmp);
-	}
+	nz__free(b);
+	nz__free(path);
+	return err;
+}
+
+static int ds_size(void *ctx, const char *key, uint64_t *size)
+{
+	dirstore *ds = ctx;
+	struct stat st;
+	int err = 0;
+	char *path = join(ds->root, key);
+	if (!path)
+		return NZ_ENOMEM;
+	if (stat(path, &st) != 0)
+		err = errno == ENOENT || errno == ENOTDIR
+			      ? nz__error_set(NZ_ENOTFOUND, "key '%s' not found in '%s'", key, ds->root)
+			      : nz__error_errno(errno, "cannot stat", path);
+	else if (!S_ISREG(st.st_mode))
+		err = nz__error_set(NZ_ENOTFOUND, "key '%s' in '%s' is not a file", key, ds->root);
+	else
+		*size = (uint64_t)st.st_size;
 	nz__free(path);
 	return err;
 }
@@ -203,17 +332,8 @@ static int ds_get(void *ctx, const char *key, void **out, size_t *len)
 	struct stat st;
 	if (!(path = join(ds->root, key)))
 		return NZ_ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		err = errno == ENOENT || errno == ENOTDIR
-			      ? nz__error_set(NZ_ENOTFOUND, "key '%s' not found in '%s'", key, ds->root)
-			      : nz__error_errno(errno, "cannot read", path);
+	if ((err = open_key(ds, key, path, &fd, &st)) < 0)
 		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = nz__error_set(NZ_ENOTFOUND, "key '%s' in '%s' is not a file", key, ds->root);
-		goto done;
-	}
 	/* st_size is a hint: read until EOF in case the file grows or shrinks. */
 	if ((err = nz__buf_reserve(&b, (size_t)st.st_size + 1)) < 0)
 		goto done;
@@ -421,8 +541,21 @@ static void ds_free(void *ctx)
 	nz__free(ds);
 }
 
-static const nz_store_ops dir_ops = {NZ_STORE_OPS_VERSION, ds_put, ds_get, ds_exists, ds_remove,
-				     ds_list, ds_sync, ds_describe, ds_free};
+static const nz_store_ops dir_ops = {.version = NZ_STORE_OPS_VERSION,
+				     .put = ds_put,
+				     .get = ds_get,
+				     .exists = ds_exists,
+				     .remove = ds_remove,
+				     .list = ds_list,
+				     .sync = ds_sync,
+				     .describe = ds_describe,
+				     .free = ds_free,
+				     .put_begin = ds_put_begin,
+				     .put_write = ds_put_write,
+				     .put_commit = ds_put_commit,
+				     .put_abort = ds_put_abort,
+				     .get_range = ds_get_range,
+				     .size = ds_size};
 
 int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags)
 {

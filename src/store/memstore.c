@@ -19,6 +19,7 @@
 
 #include "store/store_impl.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef struct entry {
@@ -82,19 +83,15 @@ static int grow_if_needed(memstore *ms)
 	return 0;
 }
 
-static int ms_put(void *ctx, const char *key, const void *data, size_t len)
+/* Make `v` (nz__malloc'd, len bytes; the table takes it, success or not)
+ * the value of `key`. */
+static int insert(memstore *ms, const char *key, unsigned char *v, size_t len)
 {
-	memstore *ms = ctx;
 	int err = 0;
 	uint64_t h = hash_key(key);
 	char *k = NULL;
-	unsigned char *v = nz__malloc(len), *old = NULL;
+	unsigned char *old = NULL;
 	size_t i;
-	if (!v)
-		return nz__error_set(NZ_ENOMEM, "out of memory storing %zu bytes at key '%s'", len,
-				     key);
-	if (len)
-		memcpy(v, data, len);
 	pthread_mutex_lock(&ms->lock);
 	if (ms->cap && ms->slots[i = find_slot(ms, key, h)].key) {
 		old = ms->slots[i].data; /* replace: the key string stays */
@@ -122,11 +119,71 @@ done:
 	return err;
 }
 
-static int ms_get(void *ctx, const char *key, void **out, size_t *len)
+static int ms_put(void *ctx, const char *key, const void *data, size_t len)
+{
+	unsigned char *v = nz__malloc(len);
+	if (!v)
+		return nz__error_set(NZ_ENOMEM, "out of memory storing %zu bytes at key '%s'", len,
+				     key);
+	if (len)
+		memcpy(v, data, len);
+	return insert(ctx, key, v, len);
+}
+
+/* A streaming put collects the value privately; commit inserts it whole. */
+typedef struct ms_stream {
+	char *key;
+	nz_buf value;
+} ms_stream;
+
+static int ms_put_begin(void *ctx, const char *key, void **out)
+{
+	ms_stream *st = nz__calloc(1, sizeof *st);
+	if (!st || !(st->key = nz__strdup(key))) {
+		nz__free(st);
+		return nz__error_set(NZ_ENOMEM, "out of memory writing key '%s' in a memory store",
+				     key);
+	}
+	*out = st;
+	return 0;
+}
+
+static int ms_put_write(void *ctx, void *stream, const void *data, size_t len)
+{
+	ms_stream *st = stream;
+	int err = nz__buf_append(&st->value, data, len);
+	return err < 0 ? nz__error_wrap("writing key '%s' in a memory store", st->key) : 0;
+}
+
+static void ms_put_abort(void *ctx, void *stream)
+{
+	ms_stream *st = stream;
+	nz__buf_free(&st->value);
+	nz__free(st->key);
+	nz__free(st);
+}
+
+static int ms_put_commit(void *ctx, void *stream)
+{
+	ms_stream *st = stream;
+	int err = 0;
+	unsigned char *v = st->value.data;
+	if (!v && !(v = nz__malloc(0)))
+		err = nz__error_set(NZ_ENOMEM, "out of memory storing key '%s'", st->key);
+	else
+		err = insert(ctx, st->key, v, st->value.len);
+	st->value.data = NULL;
+	ms_put_abort(ctx, st);
+	return err;
+}
+
+static int ms_get_range(void *ctx, const char *key, uint64_t offset, uint64_t length, int suffix,
+			void **out, size_t *len)
 {
 	memstore *ms = ctx;
 	int err = 0;
-	uint64_t h = hash_key(key);
+	uint64_t h = hash_key(key), start = 0;
+	size_t n = 0;
 	entry *e = NULL;
 	pthread_mutex_lock(&ms->lock);
 	if (ms->cap)
@@ -135,17 +192,42 @@ static int ms_get(void *ctx, const char *key, void **out, size_t *len)
 		err = nz__error_set(NZ_ENOTFOUND, "key '%s' not found in memory store", key);
 		goto done;
 	}
+	if ((err = nz__store_range(e->len, offset, length, suffix, key, "(memory store)", &start,
+				   &n)) < 0)
+		goto done;
 	/* The copy must be made under the lock: a concurrent put of the same key
 	 * frees the old value. */
-	if (!(*out = nz__malloc(e->len))) {
-		err = nz__error_set(NZ_ENOMEM, "out of memory reading %zu bytes of key '%s'",
-				    e->len, key);
+	if (!(*out = nz__malloc(n))) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory reading %zu bytes of key '%s'", n,
+				    key);
 		goto done;
 	}
-	if (e->len)
-		memcpy(*out, e->data, e->len);
-	*len = e->len;
+	if (n)
+		memcpy(*out, e->data + start, n);
+	*len = n;
 done:
+	pthread_mutex_unlock(&ms->lock);
+	return err;
+}
+
+static int ms_get(void *ctx, const char *key, void **out, size_t *len)
+{
+	return ms_get_range(ctx, key, 0, UINT64_MAX, 0, out, len);
+}
+
+static int ms_size(void *ctx, const char *key, uint64_t *size)
+{
+	memstore *ms = ctx;
+	int err = 0;
+	uint64_t h = hash_key(key);
+	entry *e = NULL;
+	pthread_mutex_lock(&ms->lock);
+	if (ms->cap)
+		e = &ms->slots[find_slot(ms, key, h)];
+	if (!e || !e->key)
+		err = nz__error_set(NZ_ENOTFOUND, "key '%s' not found in memory store", key);
+	else
+		*size = e->len;
 	pthread_mutex_unlock(&ms->lock);
 	return err;
 }
@@ -264,8 +346,20 @@ static void ms_free(void *ctx)
 	nz__free(ms);
 }
 
-static const nz_store_ops mem_ops = {NZ_STORE_OPS_VERSION, ms_put, ms_get, ms_exists, ms_remove,
-				     ms_list, NULL, ms_describe, ms_free};
+static const nz_store_ops mem_ops = {.version = NZ_STORE_OPS_VERSION,
+				     .put = ms_put,
+				     .get = ms_get,
+				     .exists = ms_exists,
+				     .remove = ms_remove,
+				     .list = ms_list,
+				     .describe = ms_describe,
+				     .free = ms_free,
+				     .put_begin = ms_put_begin,
+				     .put_write = ms_put_write,
+				     .put_commit = ms_put_commit,
+				     .put_abort = ms_put_abort,
+				     .get_range = ms_get_range,
+				     .size = ms_size};
 
 int nz_store_new_memory(nz_store **out)
 {

@@ -14,4 +14,11 @@ int nz__store_check_key(const char *key, int allow_empty);
  *  leave behind; 0 otherwise. */
 int nz__store_is_temp_name(const char *leaf);
 
+/** The part of a value of `size` bytes that a ranged get returns (see
+ *  nz_store_ops.get_range): *start and *n. NZ_EINVAL naming `key` and
+ *  `where` (the store) when offset is past the end, or when the part would
+ *  not fit in memory (size_t). */
+int nz__store_range(uint64_t size, uint64_t offset, uint64_t length, int suffix, const char *key,
+		    const char *where, uint64_t *start, size_t *n);
+
 #endif

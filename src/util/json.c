@@ -179,12 +179,12 @@ static int emit_string(nz_buf *out, const char *s, size_t len)
 static int newline(nz_buf *out, nz_json_style style, int depth)
 {
 	int err;
-	if (style != NZ_JSON_ZARR)
+	if (style == NZ_JSON_COMPACT)
 		return 0;
 	if ((err = put(out, "\n", 1)) < 0)
 		return err;
 	while (depth-- > 0)
-		if ((err = put(out, "    ", 4)) < 0)
+		if ((err = put(out, "    ", style == NZ_JSON_ZARR3 ? 2 : 4)) < 0)
 			return err;
 	return 0;
 }
@@ -210,7 +210,10 @@ static int emit_object(nz_buf *out, const json_t *v, nz_json_style style, int de
 		return nz__error_set(NZ_ENOMEM, "out of memory sorting %zu JSON keys", n);
 	json_object_foreach((json_t *)v, key, item)
 		keys[i++] = key;
-	qsort(keys, n, sizeof *keys, cmp_keys);
+	/* jansson keeps insertion order, which is what Python's dicts give
+	 * json.dumps when it is not told to sort. */
+	if (style != NZ_JSON_ZARR3)
+		qsort(keys, n, sizeof *keys, cmp_keys);
 	if ((err = put(out, "{", 1)) < 0)
 		goto done;
 	for (i = 0; i < n; i++) {
@@ -218,7 +221,7 @@ static int emit_object(nz_buf *out, const json_t *v, nz_json_style style, int de
 			goto done;
 		if ((err = newline(out, style, depth + 1)) < 0 ||
 		    (err = emit_string(out, keys[i], strlen(keys[i]))) < 0 ||
-		    (err = puts_(out, style == NZ_JSON_ZARR ? ": " : ":")) < 0 ||
+		    (err = puts_(out, style == NZ_JSON_COMPACT ? ":" : ": ")) < 0 ||
 		    (err = emit_value(out, json_object_get(v, keys[i]), style, depth + 1)) < 0)
 			goto done;
 	}

@@ -28,7 +28,10 @@
 
 typedef enum nz_json_style {
 	NZ_JSON_ZARR = 0, /**< indent=4, separators (',', ': '), sorted, ASCII */
-	NZ_JSON_COMPACT   /**< separators (',', ':'), sorted, ASCII */
+	NZ_JSON_COMPACT,  /**< separators (',', ':'), sorted, ASCII */
+	/** Zarr v3 (zarr-python 3: json.dumps(o, indent=2)): indent 2,
+	 *  separators (',', ': '), keys in insertion order, ASCII. */
+	NZ_JSON_ZARR3
 } nz_json_style;
 
 /** Append the text of `value` to `out` (not NUL-terminated; out->len grows).

@@ -1,6 +1,7 @@
 /* Arrays: create/open, accessors, chunk keys, and the chunk pipeline
  * (object codec -> filters -> compressor on write, the reverse on read). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,8 +95,13 @@ done:
 static int check_opts(const nz_array_opts *o, const char *path)
 {
 	int i;
-	if (!o || o->version != NZ_ARRAY_OPTS_VERSION)
-		return nz__error_set(NZ_EINVAL, "array '%s': options missing or of an unknown version", path);
+	if (o->zarr_format != 0 && o->zarr_format != 2 && o->zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "array '%s': zarr_format %d (2 or 3)", path, o->zarr_format);
+	if (o->zarr_format != 3 && (o->shards || o->dimension_names || o->chunk_key_encoding))
+		return nz__error_set(NZ_EINVAL, "array '%s': shards, dimension_names and chunk key encodings are "
+				     "Zarr v3 options", path);
+	if ((unsigned)o->chunk_key_encoding > NZ_CHUNK_KEY_V2 || (unsigned)o->shard_index_location > NZ_SHARD_INDEX_START)
+		return nz__error_set(NZ_EINVAL, "array '%s': unknown chunk key encoding or shard index location", path);
 	if (!o->dtype || !o->dtype[0])
 		return nz__error_set(NZ_EINVAL, "array '%s': no dtype given", path);
 	for (i = 0; o->dtype[i]; i++)
@@ -113,29 +119,79 @@ static int check_opts(const nz_array_opts *o, const char *path)
 	return 0;
 }
 
+/* The attributes an array being replaced had (v3 keeps them in zarr.json,
+ * as v2 keeps .zattrs beside the .zarray it replaces); NULL when none. */
+static int old_attrs(json_t **out, nz_store *store, const char *key)
+{
+	json_t *doc = NULL;
+	int err;
+	*out = NULL;
+	if ((err = nz__zarr_get_doc(&doc, store, key)) == NZ_ENOTFOUND)
+		return 0;
+	if (err == 0 && json_is_object(json_object_get(doc, "attributes")))
+		*out = json_incref(json_object_get(doc, "attributes"));
+	json_decref(doc);
+	return err;
+}
+
 int nz_array_create(nz_array **out, nz_store *store, const char *path, const nz_array_opts *opts)
 {
 	char *p = NULL, *key = NULL, *parent = NULL, *slash;
-	json_t *meta = NULL, *canon = NULL;
+	json_t *meta = NULL, *canon = NULL, *attrs = NULL;
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
 	nz_array *a = NULL;
-	int err;
+	int err, fmt;
 
 	*out = NULL;
 	nz__alloc_init();
 	if ((err = nz__zarr_norm_path(&p, path)) < 0)
 		return err;
-	if ((err = check_opts(opts, p)) < 0 || (err = opts_to_meta(&meta, opts, p)) < 0 ||
-	    (err = nz__array_from_meta(&a, store, p, meta)) < 0)
+	if (!opts || (opts->version != 1 && opts->version != NZ_ARRAY_OPTS_VERSION)) {
+		err = nz__error_set(NZ_EINVAL, "array '%s': options missing or of an unknown version", p);
 		goto done;
-	a->skip_empty = opts->skip_empty_chunks;
+	}
+	/* Version 1 options end at skip_empty_chunks (the rest keeps INIT's). */
+	memcpy(&o, opts, opts->version == 1 ? offsetof(nz_array_opts, zarr_format) : sizeof o);
+	o.version = NZ_ARRAY_OPTS_VERSION;
+	if ((err = check_opts(&o, p)) < 0)
+		goto done;
+	if ((fmt = nz__zarr_format(store)) < 0) {
+		err = fmt;
+		goto done;
+	}
+	if (o.zarr_format && fmt && o.zarr_format != fmt) {
+		err = nz__error_set(NZ_EINVAL, "array '%s': cannot create a Zarr v%d array in the Zarr v%d hierarchy of %s",
+				    p, o.zarr_format, fmt, nz_store_describe(store));
+		goto done;
+	}
+	if (!o.zarr_format)
+		o.zarr_format = fmt ? fmt : 2;
+	if (o.zarr_format == 3) {
+		if ((err = nz__opts_to_meta3(&meta, &o, p)) < 0 || (err = nz__array_from_meta(&a, store, p, meta, 3)) < 0)
+			goto done;
+	} else if ((err = opts_to_meta(&meta, &o, p)) < 0 || (err = nz__array_from_meta(&a, store, p, meta, 2)) < 0) {
+		goto done;
+	}
+	a->skip_empty = o.skip_empty_chunks;
 	if (!(parent = nz__strdup(p))) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", p);
 		goto done;
 	}
 	slash = strrchr(parent, '/');
 	*(slash ? slash : parent) = '\0';
-	if ((err = nz_group_create(store, parent)) < 0 || (err = nz__zarr_key(&key, p, ".zarray")) < 0 ||
-	    (err = nz__array_to_meta(&canon, a)) < 0 || (err = nz__zarr_put_doc(store, key, canon)) < 0)
+	if (o.zarr_format == 3 && *p && (err = nz_root_create(store, 3)) < 0)
+		goto done;
+	/* (a v2 root array also gets a root .zgroup, as it always has) */
+	if ((o.zarr_format == 2 || *p) && (err = nz_group_create(store, parent)) < 0)
+		goto done;
+	if (o.zarr_format == 2 && ((err = nz__zarr_key(&key, p, ".zarray")) < 0 ||
+				   (err = nz__array_to_meta(&canon, a)) < 0))
+		goto done;
+	if (o.zarr_format == 3 && ((err = nz__zarr_key(&key, p, "zarr.json")) < 0 ||
+				   (err = old_attrs(&attrs, store, key)) < 0 ||
+				   (err = nz__array_to_meta3(&canon, a, attrs)) < 0))
+		goto done;
+	if ((err = nz__zarr_put_doc(store, key, canon)) < 0)
 		goto done;
 	*out = a;
 	a = NULL;
@@ -143,6 +199,7 @@ done:
 	nz_array_free(a);
 	json_decref(meta);
 	json_decref(canon);
+	json_decref(attrs);
 	nz__free(p);
 	nz__free(key);
 	nz__free(parent);
@@ -153,17 +210,22 @@ int nz_array_open(nz_array **out, nz_store *store, const char *path)
 {
 	char *p = NULL, *key = NULL;
 	json_t *meta = NULL;
-	int err;
+	int err, fmt;
 
 	*out = NULL;
 	nz__alloc_init();
-	if ((err = nz__zarr_path_key(&p, &key, path, ".zarray")) < 0)
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
+	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zarray")) < 0)
 		return err;
 	if ((err = nz__zarr_get_doc(&meta, store, key)) == NZ_ENOTFOUND)
 		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s missing in %s)", p, key,
 				    nz_store_describe(store));
+	else if (err == 0 && fmt == 3 && json_is_object(meta) &&
+		 nz__zarr3_node_is(meta, "group"))
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s is a group)", p, key);
 	if (err == 0)
-		err = nz__array_from_meta(out, store, p, meta);
+		err = nz__array_from_meta(out, store, p, meta, fmt == 3 ? 3 : 2);
 	json_decref(meta);
 	nz__free(p);
 	nz__free(key);
@@ -179,6 +241,9 @@ void nz_array_free(nz_array *a)
 		nz__codec_free(a->filters[i]);
 	nz__free(a->filters);
 	nz__codec_free(a->compressor);
+	nz__free(a->typesize);
+	json_decref(a->codecs3);
+	json_decref(a->dim_names);
 	json_decref(a->ocodec_json);
 	json_decref(a->fill_json);
 	nz__free(a->fill);
@@ -196,6 +261,11 @@ nz_object_codec nz_array_object_codec(const nz_array *a) { return a->ocodec; }
 size_t nz_array_chunk_nbytes(const nz_array *a) { return a->chunk_nbytes; }
 const void *nz_array_fill_value(const nz_array *a) { return a->fill; }
 const char *nz_array_path(const nz_array *a) { return a->path; }
+int nz_array_zarr_format(const nz_array *a) { return a->format; }
+/* Sharding is not written yet: the write unit is the chunk. */
+const uint64_t *nz_array_shards(const nz_array *a) { return a->chunks; }
+int nz_array_shard_grid(const nz_array *a, uint64_t *grid) { return nz_array_chunk_grid(a, grid); }
+uint64_t nz_array_nshards(const nz_array *a) { return nz_array_nchunks(a); }
 
 int nz_array_chunk_grid(const nz_array *a, uint64_t *grid)
 {
@@ -220,18 +290,20 @@ uint64_t nz_array_nchunks(const nz_array *a)
 
 int nz_array_chunk_key(char **out, const nz_array *a, const uint64_t *idx)
 {
-	char name[NZ_MAX_DIMS * 21 + 2];
+	char name[NZ_MAX_DIMS * 21 + 3];
 	size_t n = 0;
-	int i;
+	int i, v3default = a->format == 3 && !a->key_v2;
 	*out = NULL;
-	if (a->ndim == 0)
+	if (v3default) /* "c", then each index after a separator */
+		name[n++] = 'c';
+	else if (a->ndim == 0)
 		name[n++] = '0';
 	for (i = 0; i < a->ndim; i++) {
 		uint64_t g = a->shape[i] / a->chunks[i] + (a->shape[i] % a->chunks[i] != 0);
 		if (idx[i] >= g)
 			return nz__error_set(NZ_EINVAL, "array '%s': chunk index %llu out of range in dimension %d (%llu chunks)",
 					     a->path, (unsigned long long)idx[i], i, (unsigned long long)g);
-		n += (size_t)snprintf(name + n, sizeof name - n, "%s%llu", i ? (a->sep == '/' ? "/" : ".") : "",
+		n += (size_t)snprintf(name + n, sizeof name - n, "%s%llu", i || v3default ? (a->sep == '/' ? "/" : ".") : "",
 				      (unsigned long long)idx[i]);
 	}
 	name[n] = '\0';

@@ -19,11 +19,22 @@ int nz__chunk_encode(const nz_array *a, nz_scratch *s, const void *src, size_t l
 	int err;
 	*res = src;
 	*reslen = len;
+	if (a->transposed) { /* v3 transpose, fixed-size dtypes only */
+		if ((err = nz__buf_reserve(&s->a, len)) < 0)
+			return err;
+		nz__transpose(s->a.data, src, a->chunks, a->perm, a->ndim, itemsize);
+		s->a.len = len;
+		*res = s->a.data;
+		k = 1;
+	}
 	for (i = 0; i < nstages; i++) {
 		const nz_codec *c = i < a->nfilters ? a->filters[i] : a->compressor;
 		nz_buf *dst = bufs[k];
+		/* v3 names blosc's typesize per codec; v2 (numcodecs) gives the
+		 * element size to the first stage only. */
+		size_t ts = a->typesize ? a->typesize[i] : i == 0 ? itemsize : 1;
 		/* src may be the other scratch buffer: never write into it. */
-		if ((err = nz__codec_encode(c, *res, *reslen, i == 0 ? itemsize : 1, dst)) < 0)
+		if ((err = nz__codec_encode(c, *res, *reslen, ts, dst)) < 0)
 			return err;
 		*res = dst->data;
 		*reslen = dst->len;
@@ -49,6 +60,21 @@ int nz__chunk_decode(const nz_array *a, nz_scratch *s, const void *src, size_t l
 		*res = bufs[k]->data;
 		*reslen = bufs[k]->len;
 		k ^= 1;
+	}
+	if (a->transposed && *reslen == a->chunk_nbytes) { /* other sizes: the caller's error */
+		/* The stored chunk has shape chunks[perm[j]]; its dimension
+		 * perm[j] is ours j, so ours m runs over its inv[m]. */
+		uint64_t tshape[NZ_MAX_DIMS];
+		int inv[NZ_MAX_DIMS], j;
+		for (j = 0; j < a->ndim; j++) {
+			tshape[j] = a->chunks[a->perm[j]];
+			inv[a->perm[j]] = j;
+		}
+		if ((err = nz__buf_reserve(bufs[k], *reslen)) < 0)
+			return err;
+		nz__transpose(bufs[k]->data, *res, tshape, inv, a->ndim, a->dtype.itemsize);
+		bufs[k]->len = *reslen;
+		*res = bufs[k]->data;
 	}
 	return 0;
 }

@@ -13,7 +13,7 @@
  * The canonical spelling (numpy's dtype.str) uses '|' when byte order does
  * not matter and '<'/'>' otherwise. */
 static int parse_simple(char *kind, size_t *itemsize, int *big, char canon[32], const char *s,
-			const char *what)
+			int allow_utf32, const char *what)
 {
 	char order = s[0], k;
 	const char *num;
@@ -52,6 +52,16 @@ static int parse_simple(char *kind, size_t *itemsize, int *big, char canon[32], 
 		break;
 	case 'S': break;
 	case 'U':
+		/* Zarr v3's fixed_length_utf32: n code points of 4 bytes. */
+		if (!allow_utf32)
+			return nz__error_set(NZ_EUNSUPPORTED, "%s: dtype '%s' is not supported", what, s);
+		if (n > (1u << 28))
+			return nz__error_set(NZ_EFORMAT, "%s: dtype '%s': bad item size", what, s);
+		*kind = k;
+		*itemsize = (size_t)n * 4;
+		*big = order == '>';
+		snprintf(canon, 32, "%cU%llu", *big ? '>' : '<', n);
+		return 0;
 	case 'c':
 	case 'M':
 	case 'm':
@@ -67,7 +77,7 @@ static int parse_simple(char *kind, size_t *itemsize, int *big, char canon[32], 
 	return 0;
 }
 
-static int parse_fields(nz__dtype *dt, const json_t *list, const char *what)
+static int parse_fields(nz__dtype *dt, const json_t *list, int allow_utf32, const char *what)
 {
 	size_t i, n = json_array_size(list), off = 0;
 	char canon[32];
@@ -87,7 +97,7 @@ static int parse_fields(nz__dtype *dt, const json_t *list, const char *what)
 			return nz__error_set(NZ_EUNSUPPORTED, "%s: structured dtype field '%s': nested or subarray fields are not supported",
 					     what, json_string_value(name));
 		if ((err = parse_simple(&fd->kind, &fd->itemsize, &fd->big_endian, canon,
-					json_string_value(ft), what)) < 0)
+					json_string_value(ft), allow_utf32, what)) < 0)
 			return err;
 		if (fd->kind == 'O')
 			return nz__error_set(NZ_EUNSUPPORTED, "%s: structured dtype field '%s': object fields are not supported",
@@ -110,12 +120,17 @@ static int parse_fields(nz__dtype *dt, const json_t *list, const char *what)
 
 int nz__dtype_parse(nz__dtype *dt, const json_t *value, const char *what)
 {
+	return nz__dtype_parse_ex(dt, value, 0, what);
+}
+
+int nz__dtype_parse_ex(nz__dtype *dt, const json_t *value, int allow_utf32, const char *what)
+{
 	char canon[32];
 	int err = 0;
 	memset(dt, 0, sizeof *dt);
 	if (json_is_string(value)) {
 		if ((err = parse_simple(&dt->kind, &dt->itemsize, &dt->big_endian, canon,
-					json_string_value(value), what)) < 0)
+					json_string_value(value), allow_utf32, what)) < 0)
 			goto done;
 		dt->json = json_string(canon);
 		dt->str = nz__strdup(canon);
@@ -124,7 +139,7 @@ int nz__dtype_parse(nz__dtype *dt, const json_t *value, const char *what)
 			err = nz__error_set(NZ_ENOMEM, "out of memory parsing the dtype of %s", what);
 			goto done;
 		}
-		if ((err = parse_fields(dt, dt->json, what)) < 0)
+		if ((err = parse_fields(dt, dt->json, allow_utf32, what)) < 0)
 			goto done;
 		if ((err = nz__json_dumps(&dt->str, dt->json, NZ_JSON_COMPACT)) < 0)
 			goto done;
@@ -235,7 +250,7 @@ static int int_fits(char kind, size_t size, long long v)
 
 /* One numeric/bool/bytes value of a simple kind: decode `value` into `b`
  * and return zarr's canonical JSON for it (*canon). */
-static int fill_simple(unsigned char *b, json_t **canon, char kind, size_t size, int big,
+int nz__fill_simple(unsigned char *b, json_t **canon, char kind, size_t size, int big,
 		       const json_t *v, const char *what)
 {
 	double d;
@@ -322,7 +337,7 @@ int nz__fill_parse(unsigned char *bytes, json_t **canon, const nz__dtype *dt, co
 		goto check;
 	}
 	if (dt->kind != 'V')
-		return fill_simple(bytes, canon, dt->kind, dt->itemsize, dt->big_endian, value, what);
+		return nz__fill_simple(bytes, canon, dt->kind, dt->itemsize, dt->big_endian, value, what);
 	/* Structured: base64 of the packed element; 0 = all zeros (zarr's
 	 * normalize_fill_value). */
 	if (json_is_integer(value) && json_integer_value(value) == 0) {

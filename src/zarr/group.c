@@ -1,5 +1,6 @@
 /* Groups, attributes and consolidated metadata, written as zarr-python 2.13
- * writes them (json_dumps: indent 4, sorted keys, ASCII). */
+ * writes them (json_dumps: indent 4, sorted keys, ASCII); each function
+ * hands a v3 hierarchy to group3.c. */
 #include <string.h>
 
 #include "util/alloc.h"
@@ -36,12 +37,30 @@ done:
 	return err < 0 ? err : 0;
 }
 
+int nz_root_create(nz_store *store, int zarr_format)
+{
+	int fmt;
+	nz__alloc_init();
+	if (zarr_format != 2 && zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "zarr_format %d (2 or 3)", zarr_format);
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
+	if (fmt && fmt != zarr_format)
+		return nz__error_set(NZ_EINVAL, "%s already holds a Zarr v%d hierarchy, not v%d", nz_store_describe(store),
+				     fmt, zarr_format);
+	if (fmt)
+		return 0;
+	return zarr_format == 3 ? nz__group3_one(store, "") : group_one(store, "");
+}
+
 int nz_group_create(nz_store *store, const char *path)
 {
 	char *p = NULL;
 	size_t i, n;
-	int err;
+	int err, fmt;
 	nz__alloc_init();
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
 	if ((err = nz__zarr_norm_path(&p, path)) < 0)
 		return err;
 	n = strlen(p);
@@ -50,7 +69,7 @@ int nz_group_create(nz_store *store, const char *path)
 		if (i == 0 || i == n || p[i] == '/') {
 			char c = p[i];
 			p[i] = '\0';
-			err = group_one(store, p);
+			err = fmt == 3 ? nz__group3_one(store, p) : group_one(store, p);
 			p[i] = c;
 		}
 	}
@@ -61,9 +80,18 @@ int nz_group_create(nz_store *store, const char *path)
 int nz_group_exists(nz_store *store, const char *path)
 {
 	char *p = NULL, *key = NULL;
-	int err;
-	if ((err = nz__zarr_path_key(&p, &key, path, ".zgroup")) == 0)
+	json_t *doc = NULL;
+	int err, fmt;
+	nz__alloc_init();
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
+	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zgroup")) == 0 && fmt != 3)
 		err = nz_store_exists(store, key);
+	else if (err == 0 && (err = nz__zarr_get_doc(&doc, store, key)) == NZ_ENOTFOUND)
+		err = 0;
+	else if (err == 0)
+		err = nz__zarr3_node_is(doc, "group");
+	json_decref(doc);
 	nz__free(p);
 	nz__free(key);
 	return err;
@@ -73,9 +101,11 @@ int nz_attrs_write(nz_store *store, const char *path, const char *json_object)
 {
 	char *p = NULL, *key = NULL;
 	json_t *doc = NULL;
-	int err;
+	int err, fmt;
 	nz__alloc_init();
-	if ((err = nz__zarr_path_key(&p, &key, path, ".zattrs")) < 0)
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
+	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zattrs")) < 0)
 		return err;
 	if (!json_object)
 		err = nz__error_set(NZ_EINVAL, "%s: no attributes JSON given", key);
@@ -83,7 +113,7 @@ int nz_attrs_write(nz_store *store, const char *path, const char *json_object)
 		err = nz__error_set(NZ_EINVAL, "%s: attributes must be a JSON object, not %s", key,
 				    nz__json_type_name(doc));
 	if (err == 0)
-		err = nz__zarr_put_doc(store, key, doc);
+		err = fmt == 3 ? nz__attrs3_write(store, key, doc) : nz__zarr_put_doc(store, key, doc);
 	json_decref(doc);
 	nz__free(p);
 	nz__free(key);
@@ -94,12 +124,14 @@ int nz_attrs_read(char **out, nz_store *store, const char *path)
 {
 	char *p = NULL, *key = NULL;
 	json_t *doc = NULL;
-	int err;
+	int err, fmt;
 	*out = NULL;
 	nz__alloc_init();
-	if ((err = nz__zarr_path_key(&p, &key, path, ".zattrs")) < 0)
+	if ((fmt = nz__zarr_format(store)) < 0)
+		return fmt;
+	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zattrs")) < 0)
 		return err;
-	err = nz__zarr_get_doc(&doc, store, key);
+	err = fmt == 3 ? nz__attrs3_read(&doc, store, key) : nz__zarr_get_doc(&doc, store, key);
 	if (err == NZ_ENOTFOUND)
 		err = (*out = nz__strdup("{}")) ? 0 : nz__error_set(NZ_ENOMEM, "out of memory reading %s", key);
 	else if (err == 0 && !json_is_object(doc))
@@ -144,6 +176,10 @@ int nz_consolidate(nz_store *store)
 	json_t *doc = NULL;
 	int err;
 	nz__alloc_init();
+	if ((err = nz__zarr_format(store)) == 3)
+		return nz__consolidate3(store);
+	if (err < 0)
+		return err;
 	if (!(ctx.metadata = json_object()) ||
 	    !(doc = json_pack("{s:O,s:i}", "metadata", ctx.metadata, "zarr_consolidated_format", 1))) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory consolidating metadata");

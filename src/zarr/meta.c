@@ -55,7 +55,9 @@ int nz__zarr_put_doc(nz_store *store, const char *key, const json_t *doc)
 {
 	nz_buf b = { 0 };
 	int err;
-	if ((err = nz__json_emit(&b, doc, NZ_JSON_ZARR)) == 0)
+	size_t n = strlen(key);
+	int v3 = n >= 9 && strcmp(key + n - 9, "zarr.json") == 0;
+	if ((err = nz__json_emit(&b, doc, v3 ? NZ_JSON_ZARR3 : NZ_JSON_ZARR)) == 0)
 		err = nz_store_put(store, key, b.data, b.len);
 	nz__buf_free(&b);
 	return err;
@@ -74,7 +76,7 @@ int nz__zarr_get_doc(json_t **out, nz_store *store, const char *key)
 }
 
 /* A list of non-negative integers no longer than NZ_MAX_DIMS. */
-static int parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *key, const char *what)
+int nz__zarr_parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *key, const char *what)
 {
 	size_t i, n;
 	if (!json_is_array(v))
@@ -94,12 +96,42 @@ static int parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *ke
 	return 0;
 }
 
+int nz__array_sizes(nz_array *a, const char *what)
+{
+	size_t n = 1;
+	uint64_t total;
+	int i;
+	for (i = 0; i < a->ndim; i++)
+		if (a->chunks[i] > (size_t)-1 || nz__mul_size(&n, n, (size_t)a->chunks[i]) < 0)
+			return nz__error_set(NZ_EFORMAT, "%s: chunk size overflows (chunks too large)", what);
+	a->chunk_nelems = n;
+	/* An object chunk is held as one pointer and length per element even
+	 * when it is missing (nz_vlen): refuse chunks whose bookkeeping alone
+	 * would take hundreds of MB rather than allocate it for a hostile
+	 * document. */
+	if (a->dtype.kind == 'O' && n > NZ__MAX_OBJECT_CHUNK)
+		return nz__error_set(NZ_EUNSUPPORTED, "%s: object chunks of %zu elements are not supported (at most %zu)",
+				     what, n, (size_t)NZ__MAX_OBJECT_CHUNK);
+	if (nz__mul_size(&a->chunk_nbytes, n, a->dtype.itemsize) < 0)
+		return nz__error_set(NZ_EFORMAT, "%s: chunk size in bytes overflows", what);
+	/* Sizes of regions and whole arrays are uint64_t bytes everywhere: a
+	 * shape beyond that is a hostile document, not data. */
+	for (i = 0, total = a->dtype.itemsize ? a->dtype.itemsize : 1; i < a->ndim; i++) {
+		if (a->shape[i] && total > UINT64_MAX / a->shape[i])
+			return nz__error_set(NZ_EFORMAT, "%s: the shape holds more than 2^64 bytes (an "
+					     "absurd shape)", what);
+		total *= a->shape[i] ? a->shape[i] : 1;
+	}
+	if (a->dtype.kind != 'O' && !(a->fill = nz__calloc(1, a->dtype.itemsize)))
+		return nz__error_set(NZ_ENOMEM, "out of memory reading %s", what);
+	return 0;
+}
+
 /* Everything except codecs: shape, chunks, dtype, fill, order, sizes. */
 static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 {
 	json_t *v;
 	int i, cnd = 0, err;
-	size_t n = 1;
 
 	v = json_object_get(meta, "zarr_format");
 	if (!json_is_integer(v))
@@ -107,8 +139,8 @@ static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 	if (json_integer_value(v) != 2)
 		return nz__error_set(NZ_EUNSUPPORTED, "%s: zarr_format %lld is not supported (only 2)", what,
 				     (long long)json_integer_value(v));
-	if ((err = parse_dims(a->shape, &a->ndim, json_object_get(meta, "shape"), "shape", what)) < 0 ||
-	    (err = parse_dims(a->chunks, &cnd, json_object_get(meta, "chunks"), "chunks", what)) < 0)
+	if ((err = nz__zarr_parse_dims(a->shape, &a->ndim, json_object_get(meta, "shape"), "shape", what)) < 0 ||
+	    (err = nz__zarr_parse_dims(a->chunks, &cnd, json_object_get(meta, "chunks"), "chunks", what)) < 0)
 		return err;
 	if (cnd != a->ndim)
 		return nz__error_set(NZ_EFORMAT, "%s: 'chunks' has %d dimensions but 'shape' has %d", what, cnd, a->ndim);
@@ -136,25 +168,8 @@ static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 		return nz__error_set(NZ_EFORMAT, "%s: missing key 'dtype'", what);
 	if ((err = nz__dtype_parse(&a->dtype, v, what)) < 0)
 		return err;
-	for (i = 0; i < a->ndim; i++)
-		if (a->chunks[i] > (size_t)-1 || nz__mul_size(&n, n, (size_t)a->chunks[i]) < 0)
-			return nz__error_set(NZ_EFORMAT, "%s: chunk size overflows (chunks too large)", what);
-	a->chunk_nelems = n;
-	if (nz__mul_size(&a->chunk_nbytes, n, a->dtype.itemsize) < 0)
-		return nz__error_set(NZ_EFORMAT, "%s: chunk size in bytes overflows", what);
-	/* Sizes of regions and whole arrays are uint64_t bytes everywhere: a
-	 * shape beyond that is a hostile document, not data. */
-	{
-		uint64_t total = a->dtype.itemsize ? a->dtype.itemsize : 1;
-		for (i = 0; i < a->ndim; i++) {
-			if (a->shape[i] && total > UINT64_MAX / a->shape[i])
-				return nz__error_set(NZ_EFORMAT, "%s: the shape holds more than 2^64 "
-						     "bytes (an absurd shape)", what);
-			total *= a->shape[i] ? a->shape[i] : 1;
-		}
-	}
-	if (a->dtype.kind != 'O' && !(a->fill = nz__calloc(1, a->dtype.itemsize)))
-		return nz__error_set(NZ_ENOMEM, "out of memory reading %s", what);
+	if ((err = nz__array_sizes(a, what)) < 0)
+		return err;
 	v = json_object_get(meta, "fill_value");
 	if (!v)
 		return nz__error_set(NZ_EFORMAT, "%s: missing key 'fill_value'", what);
@@ -216,14 +231,14 @@ static int parse_codecs(nz_array *a, const json_t *meta, const char *what)
 	return 0;
 }
 
-int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const json_t *meta)
+int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const json_t *meta, int format)
 {
 	nz_array *a = NULL;
 	char *what = NULL;
 	int err = 0;
 
 	*out = NULL;
-	if ((err = nz__zarr_key(&what, path, ".zarray")) < 0)
+	if ((err = nz__zarr_key(&what, path, format == 3 ? "zarr.json" : ".zarray")) < 0)
 		return err;
 	if (!json_is_object(meta)) {
 		err = nz__error_set(NZ_EFORMAT, "%s: expected a JSON object, not %s", what, nz__json_type_name(meta));
@@ -234,7 +249,12 @@ int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const
 		goto done;
 	}
 	a->store = store;
-	if ((err = parse_layout(a, meta, what)) < 0 || (err = parse_codecs(a, meta, what)) < 0)
+	a->format = format;
+	if (format == 3)
+		err = nz__array_parse3(a, meta, what);
+	else if ((err = parse_layout(a, meta, what)) == 0)
+		err = parse_codecs(a, meta, what);
+	if (err < 0)
 		goto done;
 	*out = a;
 	a = NULL;
@@ -249,6 +269,13 @@ int nz__json_take(json_t *m, const char *key, json_t **v)
 	json_t *x = *v;
 	*v = NULL;
 	return x ? json_object_set_new(m, key, x) : -1;
+}
+
+int nz__json_take_append(json_t *l, json_t **v)
+{
+	json_t *x = *v;
+	*v = NULL;
+	return x ? json_array_append_new(l, x) : -1;
 }
 
 json_t *nz__dims_json(const uint64_t *d, int n)

@@ -179,13 +179,24 @@ static uint32_t get_u32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* The header must announce a full chunk, and the bytes must be about
+ * enough for it (4 per element; the exact check is element by element),
+ * before anything is allocated for its elements. */
+static int vlen_check_count(const unsigned char *p, size_t len, const nz_array *a)
+{
+	if (len < 4 || get_u32(p) != a->chunk_nelems)
+		return nz__error_set(NZ_EFORMAT, "array '%s': vlen chunk holds %lu elements, expected %zu", a->path,
+				     len < 4 ? 0ul : (unsigned long)get_u32(p), a->chunk_nelems);
+	if ((len - 4) / 4 + 1 < a->chunk_nelems)
+		return nz__error_set(NZ_EFORMAT, "array '%s': vlen chunk of %zu bytes cannot hold %zu elements",
+				     a->path, len, a->chunk_nelems);
+	return 0;
+}
+
 static int vlen_decode_bytes(vlen_impl *v, const unsigned char *p, size_t len, const nz_array *a)
 {
 	size_t i, pos = 4;
 	int err;
-	if (len < 4 || get_u32(p) != v->pub.count)
-		return nz__error_set(NZ_EFORMAT, "array '%s': vlen chunk holds %lu elements, expected %zu", a->path,
-				     len < 4 ? 0ul : (unsigned long)get_u32(p), v->pub.count);
 	for (i = 0; i < v->pub.count; i++) {
 		size_t n;
 		if (len - pos < 4)
@@ -272,6 +283,12 @@ int nz__vlen_decode(nz_vlen **out, const nz_array *a, const void *data, size_t l
 	vlen_impl *v = NULL;
 	int err;
 	*out = NULL;
+	if (a->ocodec != NZ_OBJECT_JSON2 && (err = vlen_check_count(data, len, a)) < 0)
+		return err;
+	/* json2 text spends at least 2 bytes per element ("0,"). */
+	if (a->ocodec == NZ_OBJECT_JSON2 && len / 2 < a->chunk_nelems)
+		return nz__error_set(NZ_EFORMAT, "array '%s': json2 chunk of %zu bytes cannot hold %zu elements",
+				     a->path, len, a->chunk_nelems);
 	if ((err = vlen_new(&v, a->chunk_nelems)) < 0)
 		return err;
 	if (a->ocodec == NZ_OBJECT_JSON2)

@@ -1,4 +1,4 @@
-/* Internal: the parts of the Zarr v2 layer shared between its files, and
+/* Internal: the parts of the Zarr v2/v3 layer shared between its files, and
  * what the engine may use beyond the public header (the dtype of an array,
  * its fill bytes). An nz_array is immutable after create/open, so everything
  * here that only reads it is thread-safe. */
@@ -35,6 +35,8 @@ typedef struct nz__dtype {
  *  the document for messages. NZ_EUNSUPPORTED for valid but unsupported
  *  numpy dtypes ('<U8', '<c8', nested/subarray fields), NZ_EFORMAT otherwise. */
 int nz__dtype_parse(nz__dtype *out, const json_t *value, const char *what);
+/** The same, also admitting numpy's '<U' (Zarr v3's fixed_length_utf32). */
+int nz__dtype_parse_ex(nz__dtype *out, const json_t *value, int allow_utf32, const char *what);
 void nz__dtype_clear(nz__dtype *dt);
 
 /** Decode a .zarray fill_value for `dt` into `bytes` (dt->itemsize bytes;
@@ -43,6 +45,55 @@ void nz__dtype_clear(nz__dtype *dt);
  *  and strings are kept as given. */
 int nz__fill_parse(unsigned char *bytes, json_t **canon, const nz__dtype *dt,
 		   const json_t *value, const char *what);
+
+/** One element of a simple kind (b, i, u, f, S) from a v2 fill_value. */
+int nz__fill_simple(unsigned char *b, json_t **canon, char kind, size_t size, int big, const json_t *v,
+		    const char *what);
+
+/* Zarr v3 (dtype3.c, codecs3.c, meta3.c). */
+
+/** A zarr.json "data_type" as a numpy dtype (+ object codec for string and
+ *  variable_length_bytes); `big` is the bytes codec's endian. */
+int nz__dtype3_parse(nz__dtype *dt, nz_object_codec *oc, const json_t *data_type, int big, const char *what);
+/** zarr-python 3.4's "data_type" for dt (new reference in *out). */
+int nz__dtype3_json(json_t **out, const nz__dtype *dt, nz_object_codec oc, const char *what);
+/** Decode a v3 fill_value (or v2's spelling of it) into `bytes` and make
+ *  the JSON zarr-python 3.4 writes for it (*canon, new reference). */
+int nz__fill3_parse(unsigned char *bytes, json_t **canon, const nz__dtype *dt, nz_object_codec oc,
+		    const json_t *value, const char *what);
+/** 1 if the bytes codec in `codecs` says endian "big". */
+int nz__codecs3_big_endian(const json_t *codecs);
+/** Parse "codecs" into a->perm/transposed, a->filters + a->typesize and
+ *  the canonical list a->codecs3 (needs a->dtype, a->ocodec, a->ndim). */
+int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what);
+/** The "codecs" list for new-array options. */
+int nz__codecs3_from_opts(json_t **out, const nz_array_opts *o, const nz__dtype *dt, nz_object_codec oc,
+			  const char *path);
+/** dst[j] = src[...] where dst dimension k runs over src dimension map[k]
+ *  (src in C order of `shape`; dst in C order of shape[map[k]]). */
+void nz__transpose(unsigned char *dst, const unsigned char *src, const uint64_t *shape, const int *map, int ndim,
+		   size_t itemsize);
+/** Fill `a` (path and store set) from a zarr.json document. */
+int nz__array_parse3(nz_array *a, const json_t *meta, const char *what);
+/** zarr.json of `a` with `attrs` (borrowed; NULL = {}), new reference. */
+int nz__array_to_meta3(json_t **out, const nz_array *a, const json_t *attrs);
+/** The zarr.json document for new-array options. */
+int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path);
+/** The hierarchy's format: 3 (root zarr.json), 2 (root .zgroup or
+ *  .zarray), 0 (no root yet), or a negative error. */
+int nz__zarr_format(nz_store *store);
+/** {"attributes": {}, "zarr_format": 3, "node_type": "group"}; NULL = ENOMEM. */
+json_t *nz__group3_doc(void);
+/** Make the v3 group at `path` (not its parents); keep an existing one. */
+int nz__group3_one(nz_store *store, const char *path);
+/** Replace the "attributes" of the zarr.json at `key` (which must exist). */
+int nz__attrs3_write(nz_store *store, const char *key, const json_t *attrs);
+/** The "attributes" of the zarr.json at `key` ({} when it is missing). */
+int nz__attrs3_read(json_t **out, nz_store *store, const char *key);
+/** Rewrite the root zarr.json with every other node's inline. */
+int nz__consolidate3(nz_store *store);
+/** 1 if doc is a JSON object whose "node_type" is `type`. */
+int nz__zarr3_node_is(const json_t *doc, const char *type);
 
 /** Base64 (standard alphabet, padded) as Python's base64.standard_b64encode. */
 int nz__base64_encode(char **out, const unsigned char *data, size_t len);
@@ -69,14 +120,31 @@ struct nz_array {
 	int skip_empty;
 	size_t chunk_nelems;     /**< elements in one full chunk */
 	size_t chunk_nbytes;     /**< chunk_nelems x itemsize (0 for objects) */
+	int format;              /**< 2 or 3 */
+	/* v3 only: */
+	int key_v2;              /**< chunk_key_encoding "v2" (else "default") */
+	int transposed;          /**< transpose codec with a non-identity order */
+	int perm[NZ_MAX_DIMS];   /**< its order */
+	size_t *typesize;        /**< blosc typesize per filter (v3; v2 uses itemsize) */
+	json_t *codecs3;         /**< canonical "codecs" */
+	json_t *dim_names;       /**< "dimension_names" or NULL */
 };
 
 struct nz_scratch {
 	nz_buf a, b; /**< ping-pong buffers for the codec pipeline */
 };
 
-/** Allocate an array struct with shape/chunks/sizes validated. */
-int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const json_t *meta);
+/** Allocate an array struct from its .zarray (format 2) or zarr.json
+ *  (format 3) document, everything validated. */
+int nz__array_from_meta(nz_array **out, nz_store *store, const char *path, const json_t *meta, int format);
+/** Most elements in one chunk of an object array (see nz__array_sizes). */
+#define NZ__MAX_OBJECT_CHUNK ((size_t)1 << 24)
+
+/** A list of at most NZ_MAX_DIMS non-negative integers (`key` of `what`). */
+int nz__zarr_parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *key, const char *what);
+/** chunk_nelems/chunk_nbytes from chunks and dtype (overflow-checked), and
+ *  the fill buffer (zeros) for fixed-size dtypes. */
+int nz__array_sizes(nz_array *a, const char *what);
 /** Build the .zarray document of `a` (new reference). */
 int nz__array_to_meta(json_t **out, const nz_array *a);
 
@@ -84,6 +152,8 @@ int nz__array_to_meta(json_t **out, const nz_array *a);
  *  reference even on failure); -1 when *v is NULL (a failed allocation
  *  upstream) or insertion fails. */
 int nz__json_take(json_t *m, const char *key, json_t **v);
+/** The same for appending to list l. */
+int nz__json_take_append(json_t *l, json_t **v);
 /** A JSON list of n integers; NULL when out of memory. */
 json_t *nz__dims_json(const uint64_t *d, int n);
 
@@ -94,7 +164,8 @@ int nz__zarr_norm_path(char **out, const char *path);
 /** Both of the above: *p = normalised path, *key = "<p>/<name>". On
  *  failure both are NULL. */
 int nz__zarr_path_key(char **p, char **key, const char *path, const char *name);
-/** Write a metadata document in zarr's style (indent 4, sorted, ASCII). */
+/** Write a metadata document in zarr's style: v2 (indent 4, sorted, ASCII)
+ *  or, for a key ending in zarr.json, v3 (indent 2, in order, ASCII). */
 int nz__zarr_put_doc(nz_store *store, const char *key, const json_t *doc);
 /** Read and parse the JSON document at `key` (errors name the key);
  *  NZ_ENOTFOUND, without a message of its own, when it is missing. */

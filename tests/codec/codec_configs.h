@@ -19,6 +19,8 @@ static const char *const codec_configs[] = {
 	"{\"id\":\"gzip\",\"level\":6}",
 	"{\"id\":\"shuffle\",\"elementsize\":4}",
 	"{\"id\":\"shuffle\",\"elementsize\":1}",
+	"{\"id\":\"crc32c\"}",
+	"{\"id\":\"crc32c\",\"location\":\"end\"}",
 };
 #define N_CODEC_CONFIGS (sizeof codec_configs / sizeof codec_configs[0])
 

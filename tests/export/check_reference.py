@@ -10,8 +10,7 @@
    groups and arrays with the same shapes and attributes (codecs, chunking,
    zarr_dtype spellings and /specifications excepted: we keep the file's own
    cached namespaces, hdmf-zarr substitutes pynwb's).
-With NZ_PYREF set (a folder holding env.sh and read_nwbzarr.py), pynwb +
-hdmf-zarr must also read every export.
+pynwb + hdmf-zarr reading every export is tests/readers/export_pynwb_v2.py.
 """
 import hashlib
 import json
@@ -201,29 +200,6 @@ def check_hdmf_structure(name, ours, theirs):
             fail(name, f"{p}: attributes differ from hdmf-zarr's export")
 
 
-# hdmf-zarr 0.6 loads only the first cached namespace of a store (every
-# namespace document has the source "."), so a file with an extension is read
-# with each cached namespace loaded under its own source.
-EXPLICIT_READ = """
-import sys, warnings, zarr
-warnings.simplefilter("ignore")
-from hdmf.build import BuildManager
-from hdmf_zarr.nwb import NWBZarrIO
-from hdmf_zarr.utils import ZarrSpecReader
-from pynwb import get_type_map
-path = sys.argv[1]
-tm = get_type_map()
-specs = zarr.open(path, "r")["specifications"]
-for ns in specs.keys():
-    group = specs[ns][list(specs[ns].keys())[-1]]
-    tm.namespace_catalog.load_namespaces("namespace", reader=ZarrSpecReader(group, source=path + "/" + ns))
-with NWBZarrIO(path, "r", manager=BuildManager(tm)) as io:
-    f = io.read()
-    n = sum(1 for _ in f.objects.values())
-    print("read", n, "objects")
-"""
-
-
 def run(args):
     return subprocess.run(args, capture_output=True, text=True)
 
@@ -233,7 +209,6 @@ def main():
     if not nwbs:
         print("no reference files", file=sys.stderr)
         return 1
-    pyref = os.environ.get("NZ_PYREF")
     for f in nwbs:
         name = f[:-4]
         src = os.path.join(REF, "nwb", f)
@@ -260,15 +235,6 @@ def main():
             theirs = os.path.join(REF, "zarr", name + ".nwb.zarr")
         if os.path.isdir(theirs):
             check_hdmf_structure(name, root, zarr.open_group(theirs, mode="r"))
-        if pyref:
-            reader = os.path.join(pyref, "read_nwbzarr.py")
-            r = subprocess.run(["bash", "-c", f'. "{pyref}/env.sh" && "{sys.executable}" "{reader}" "{dst}"'],
-                               capture_output=True, text=True)
-            if r.returncode != 0 and "not a namespace" in r.stdout + r.stderr:
-                r = subprocess.run(["bash", "-c", f'. "{pyref}/env.sh" && "{sys.executable}" -c "$0" "{dst}"',
-                                    EXPLICIT_READ], capture_output=True, text=True)
-            if r.returncode != 0:
-                fail(name, f"pynwb/hdmf-zarr read failed: {r.stdout[-500:]} {r.stderr[-800:]}")
         print(f"{name}: checked")
     for m in failures:
         print("FAIL", m)

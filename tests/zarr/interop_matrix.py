@@ -13,7 +13,6 @@ metadata bytes.
 Usage: interop_matrix.py [path/to/zarr_interop]  (default $NZ_BIN/zarr_interop)
 """
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -26,60 +25,7 @@ from zarr.meta import Metadata2
 
 TMP = os.path.join(os.environ.get("NZ_TMP", "/tmp"), "zarr_interop")
 
-STRUCT = [["x", "<u4"], ["y", "<f8"]]
-ATTRS = {"float": 0.1, "big": 1e300, "small": 1e-7, "text": "\u00e9\U0001F600\n\t\"\\",
-         "nested": {"b": [1, 2.5, None, True], "a": {}}, "neg": -0.0, "int": 12345678901,
-         "empty": [], "third": 1 / 3, "nonfinite": [math.nan, math.inf, -math.inf]}
-
-# Deterministic element i (C order) of each dtype; zarr_interop.c mirrors this.
-MULT = {1: 1, 2: 256, 4: 1 << 24, 8: 1 << 56}
-
-
-def value(kind, size, i):
-    if kind == "b":
-        return i % 3 == 0
-    if kind == "i":
-        return ((i * 37 + 5) % 251 - 125) * MULT[size]
-    if kind == "u":
-        return ((i * 37 + 5) % 251) * MULT[size]
-    if kind == "f":
-        if i % 11 == 5:
-            return math.nan
-        if i % 13 == 7:
-            return math.inf
-        if i % 17 == 3:
-            return -math.inf
-        return (i % 97) * 0.5 - 20.25
-    if kind == "S":
-        return ("s%d" % (i % 1000)).encode()[:size]
-    raise ValueError(kind)
-
-
-def object_value(codec, i):
-    if codec == "vlen-utf8":
-        return "\u00e9%d%s" % (i, "\U0001F600" if i % 2 else "\u2603")
-    if codec == "vlen-bytes":
-        return b"b%d\x00\xff" % i
-    return {"i": i, "s": "v%d" % i, "f": i * 0.25, "l": [i, None]}
-
-
-def make_data(case):
-    shape = tuple(case["shape"])
-    n = int(np.prod(shape)) if shape else 1
-    if case["object_codec"]:
-        flat = np.empty(n, dtype=object)
-        for i in range(n):
-            flat[i] = object_value(case["object_codec"], i)
-        return flat.reshape(shape)
-    if isinstance(case["dtype"], list):
-        dt = np.dtype([tuple(f) for f in case["dtype"]])
-        flat = np.zeros(n, dtype=dt)
-        flat["x"] = [i * 3 for i in range(n)]
-        flat["y"] = [i * 0.25 - 1 for i in range(n)]
-        return flat.reshape(shape)
-    dt = np.dtype(case["dtype"])
-    flat = np.array([value(dt.kind, dt.itemsize, i) for i in range(n)], dtype=dt)
-    return flat.reshape(shape)
+from interop_values import ATTRS, STRUCT, compare_meta, make_data  # shared with interop3.py
 
 
 def cases():
@@ -193,30 +139,6 @@ def check_store(root, spec):
     return bad
 
 
-def meta_files(root):
-    out = set()
-    for d, _, files in os.walk(root):
-        for f in files:
-            if f in (".zarray", ".zattrs", ".zgroup", ".zmetadata"):
-                out.add(os.path.relpath(os.path.join(d, f), root))
-    return out
-
-
-def compare_meta(a, b):
-    bad = 0
-    fa, fb = meta_files(a), meta_files(b)
-    if fa != fb:
-        print("METADATA FILE SETS DIFFER: only C %s, only python %s" % (sorted(fa - fb), sorted(fb - fa)))
-        bad += 1
-    for f in sorted(fa & fb):
-        x, y = open(os.path.join(a, f), "rb").read(), open(os.path.join(b, f), "rb").read()
-        if x != y:
-            i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
-            print("GOLDEN DIFF %s at byte %d:\n  C:      %r\n  python: %r" % (f, i, x[i - 60:i + 60], y[i - 60:i + 60]))
-            bad += 1
-    return bad, len(fa & fb)
-
-
 def main():
     tool = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.environ["NZ_BIN"], "zarr_interop")
     shutil.rmtree(TMP, ignore_errors=True)
@@ -233,7 +155,7 @@ def main():
     if r.returncode != 0:
         print("C tool failed to read the python store")
         bad += 1
-    nbad, nsame = compare_meta(c_root, py_root)
+    nbad, nsame = compare_meta(c_root, py_root, (".zarray", ".zattrs", ".zgroup", ".zmetadata"))
     bad += nbad
     print("%d arrays, %d metadata documents compared, %d problems" % (len(spec), nsame, bad))
     sys.exit(1 if bad else 0)

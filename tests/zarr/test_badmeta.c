@@ -106,6 +106,39 @@ static void bad_chunks(void)
 	ASSERT(v == NULL);
 	nz_array_free(a);
 
+	/* A 32-byte blosc buffer whose header claims 2 GiB, in an object chunk
+	 * (decoded without an expected size): refused before any allocation. */
+	{
+		const char *bmeta = "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"|O\", \"fill_value\": 0, "
+				    "\"compressor\": {\"blocksize\": 0, \"clevel\": 5, \"cname\": \"lz4\", \"id\": "
+				    "\"blosc\", \"shuffle\": 1}, \"filters\": [{\"id\": \"vlen-utf8\"}], \"order\": "
+				    "\"C\", \"zarr_format\": 2}";
+		unsigned char hostile[32] = { 2, 1, 1, 1, 0x00, 0xff, 0xff, 0x7f, 0x00, 0x00, 0x01, 0x00, 32, 0, 0, 0 };
+		ASSERT_OK(nz_store_put(st, "b/.zarray", bmeta, strlen(bmeta)));
+		ASSERT_OK(nz_array_open(&a, st, "b"));
+		ASSERT_OK(nz_store_put(st, "b/0", hostile, sizeof hostile));
+		ASSERT_ERR(NZ_EFORMAT, nz_array_read_chunk_vlen(&v, a, idx));
+		ASSERT_CONTAINS(nz_error_last()->message, "more than any blosc codec expands to");
+		ASSERT_CONTAINS(nz_error_last()->message, "b/0");
+		nz_array_free(a);
+	}
+	/* A vlen header announcing the right count in too few bytes. */
+	ASSERT_OK(nz_array_open(&a, st, "v"));
+	ASSERT_OK(nz_store_put(st, "v/0", "\x02\0\0\0\0\0", 6));
+	/* (6 bytes: not even a length for each of the 2 elements) */
+	ASSERT_ERR(NZ_EFORMAT, nz_array_read_chunk_vlen(&v, a, idx));
+	ASSERT_CONTAINS(nz_error_last()->message, "cannot hold 2 elements");
+	nz_array_free(a);
+	/* A huge object chunk is refused at open, not allocated when missing. */
+	{
+		const char *hmeta = "{\"shape\": [1099511627776], \"chunks\": [1099511627776], \"dtype\": \"|O\", "
+				    "\"fill_value\": 0, \"compressor\": null, \"filters\": [{\"id\": \"vlen-utf8\"}], "
+				    "\"order\": \"C\", \"zarr_format\": 2}";
+		ASSERT_OK(nz_store_put(st, "h/.zarray", hmeta, strlen(hmeta)));
+		ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_open(&a, st, "h"));
+		ASSERT_CONTAINS(nz_error_last()->message, "object chunks of 1099511627776 elements");
+	}
+
 	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, st, "nothing/here"));
 	ASSERT_CONTAINS(nz_error_last()->message, "nothing/here/.zarray");
 }

@@ -1,7 +1,8 @@
-/* Interop helper for interop_matrix.py: writes the matrix of arrays that
- * spec.json describes (`write spec dir`) or checks a store written by
- * zarr-python against the same deterministic content (`check spec dir`).
- * The value generators mirror interop_matrix.py. */
+/* Interop helper for interop_matrix.py (Zarr v2) and interop3.py (Zarr v3,
+ * spec "zarr_format": 3): writes the matrix of arrays that spec.json
+ * describes (`write spec dir`) or checks a store written by zarr-python
+ * against the same deterministic content (`check spec dir`). The value
+ * generators mirror the scripts'. */
 #include <jansson.h>
 #include <math.h>
 
@@ -22,6 +23,15 @@ static void value(unsigned char *out, char kind, size_t size, uint64_t i)
 	size_t k;
 	if (kind == 'b') {
 		out[0] = i % 3 == 0;
+		return;
+	}
+	if (kind == 'U') { /* "u<i>" as UTF-32LE, NUL-padded */
+		char tmp[32];
+		size_t j, n;
+		memset(out, 0, size);
+		n = (size_t)snprintf(tmp, sizeof tmp, "u%d", (int)(i % 1000));
+		for (j = 0; j < n && 4 * j < size; j++)
+			out[4 * j] = (unsigned char)tmp[j];
 		return;
 	}
 	if (kind == 'S') {
@@ -57,9 +67,9 @@ static void element(unsigned char *out, json_t *dtype, uint64_t i)
 		return;
 	}
 	const char *s = json_string_value(dtype);
-	size_t n = (size_t)atoi(s + 2), k;
+	size_t n = (size_t)atoi(s + 2) * (s[1] == 'U' ? 4 : 1), k;
 	value(out, s[1], n, i);
-	for (k = 0; s[0] == '>' && k < n / 2; k++) { /* big-endian dtype */
+	for (k = 0; s[0] == '>' && s[1] != 'U' && k < n / 2; k++) { /* big-endian dtype */
 		unsigned char t = out[k];
 		out[k] = out[n - 1 - k];
 		out[n - 1 - k] = t;
@@ -113,13 +123,15 @@ static void fill_compressor(nz_compressor *c, json_t *cfg)
 	}
 }
 
-static void write_one(nz_store *st, json_t *c)
+static void write_one(nz_store *st, json_t *c, int format)
 {
 	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
 	nz_compressor comp = NZ_COMPRESSOR_INIT;
 	uint64_t shape[NZ_MAX_DIMS], chunks[NZ_MAX_DIMS], n, i;
 	json_t *dt = json_object_get(c, "dtype"), *codec = json_object_get(c, "object_codec");
-	char *dtype_s = NULL, *fill = NULL, *filters = NULL;
+	char *dtype_s = NULL, *fill = NULL, *filters = NULL, *attrs = NULL;
+	const char *names[NZ_MAX_DIMS];
+	json_t *dn = json_object_get(c, "dimension_names"), *ke = json_object_get(c, "key_encoding");
 	nz_array *a = NULL;
 	size_t k;
 
@@ -146,7 +158,21 @@ static void write_one(nz_store *st, json_t *c)
 	}
 	o.dimension_separator = json_string_value(json_object_get(c, "sep"))[0];
 	o.skip_empty_chunks = json_is_false(json_object_get(c, "write_empty"));
+	o.zarr_format = format;
+	if (json_is_array(dn)) {
+		for (k = 0; k < json_array_size(dn); k++)
+			names[k] = json_string_value(json_array_get(dn, k));
+		o.dimension_names = names;
+	}
+	if (json_is_string(ke) && strcmp(json_string_value(ke), "v2") == 0)
+		o.chunk_key_encoding = NZ_CHUNK_KEY_V2;
 	ASSERT_OK(nz_array_create(&a, st, json_string_value(json_object_get(c, "name")), &o));
+	/* In order: v3 keeps the attributes' key order (v2 sorts them). */
+	if (json_is_object(json_object_get(c, "attrs"))) {
+		ASSERT_OK(nz__json_dumps(&attrs, json_object_get(c, "attrs"), NZ_JSON_ZARR3));
+		ASSERT_OK(nz_attrs_write(st, json_string_value(json_object_get(c, "name")), attrs));
+		nz__free(attrs);
+	}
 	n = nelems(a);
 	if (o.object_codec != NZ_OBJECT_NONE) {
 		char **items = calloc(n + 1, sizeof *items);
@@ -272,7 +298,7 @@ int main(int argc, char **argv)
 	nz_store *st = NULL;
 	char *attrs = NULL;
 	size_t i;
-	int write, bad = 0;
+	int write, bad = 0, format;
 	if (argc != 4) {
 		fprintf(stderr, "usage: zarr_interop write|check spec.json dir\n");
 		return 2;
@@ -288,16 +314,17 @@ int main(int argc, char **argv)
 	ASSERT_OK(nz__json_parse(&spec, text, n, argv[2], 0));
 	free(text);
 	arrays = json_object_get(spec, "arrays");
+	format = json_is_integer(json_object_get(spec, "zarr_format")) ? (int)json_integer_value(json_object_get(spec, "zarr_format")) : 0;
 	ASSERT_OK(nz_store_open_dir(&st, argv[3], write ? NZ_STORE_CREATE : NZ_STORE_READ));
 	if (write) {
-		ASSERT_OK(nz_group_create(st, ""));
-		ASSERT_OK(nz__json_dumps(&attrs, json_object_get(spec, "attrs"), NZ_JSON_COMPACT));
+		ASSERT_OK(format == 3 ? nz_root_create(st, 3) : nz_group_create(st, ""));
+		ASSERT_OK(nz__json_dumps(&attrs, json_object_get(spec, "attrs"), format == 3 ? NZ_JSON_ZARR3 : NZ_JSON_COMPACT));
 		ASSERT_OK(nz_attrs_write(st, "", attrs));
 		nz__free(attrs);
 	}
 	for (i = 0; i < json_array_size(arrays); i++) {
 		if (write)
-			write_one(st, json_array_get(arrays, i));
+			write_one(st, json_array_get(arrays, i), format);
 		else
 			bad += check_one(st, json_array_get(arrays, i));
 	}

@@ -1,0 +1,230 @@
+/* Zarr v3 in a memory store: strict reading of zarr.json (errors name the
+ * document and the problem), the forms zarr-python writes that nwbzarr
+ * never writes itself (3.1's "structured", hex float fills, base64 struct
+ * fills, must_understand: false extensions), chunk keys, formats per
+ * hierarchy, groups and attributes. Byte-for-byte output and real-reader
+ * interop are tests/zarr/interop3.py's. */
+#include "test.h"
+
+static nz_store *st;
+
+/* A valid int16 array document with `extra` spliced in after its codecs
+ * (and `dtype` / `fill` / `codecs` as given). */
+static char *doc(const char *dtype, const char *fill, const char *codecs, const char *extra)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof buf,
+		 "{\"shape\": [5, 4], \"data_type\": %s, \"chunk_grid\": {\"name\": \"regular\", \"configuration\": "
+		 "{\"chunk_shape\": [2, 4]}}, \"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": "
+		 "{\"separator\": \"/\"}}, \"fill_value\": %s, \"codecs\": %s, \"attributes\": {}, %s"
+		 "\"zarr_format\": 3, \"node_type\": \"array\", \"storage_transformers\": []}",
+		 dtype, fill, codecs, extra);
+	return buf;
+}
+
+#define BYTES_LE "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}]"
+
+static nz_array *open_doc(const char *text)
+{
+	nz_array *a = NULL;
+	ASSERT_OK(nz_store_put(st, "a/zarr.json", text, strlen(text)));
+	ASSERT_OK(nz_array_open(&a, st, "a"));
+	return a;
+}
+
+static void expect(int code, const char *text, const char *needle)
+{
+	nz_array *a = (nz_array *)1;
+	ASSERT_OK(nz_store_put(st, "a/zarr.json", text, strlen(text)));
+	nz_error_clear();
+	if (nz_array_open(&a, st, "a") != code)
+		NZ__FAIL("opening %s: expected %d (%s)", text, code, nz_error_last()->message);
+	ASSERT(a == NULL);
+	ASSERT_CONTAINS(nz_error_last()->message, "a/zarr.json");
+	ASSERT_CONTAINS(nz_error_last()->message, needle);
+}
+
+static void strict(void)
+{
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": "
+		"\"little\"}}, {\"name\": \"lzma\"}]", ""), "codec 'lzma' is not supported");
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", BYTES_LE, "\"my_ext\": {\"must_understand\": true}, "),
+	       "extension 'my_ext'");
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", BYTES_LE, "\"my_ext\": {\"x\": 1}, "), "extension 'my_ext'");
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", BYTES_LE, "\"my_ext\": 3, "), "extension 'my_ext'");
+	expect(NZ_EUNSUPPORTED, doc("\"complex64\"", "0", BYTES_LE, ""), "data_type 'complex64'");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"bytes\"}]", ""), "needs an 'endian'");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"zstd\", \"configuration\": {\"level\": 1, "
+		"\"checksum\": false}}, {\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}]", ""),
+	       "out of place");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[]", ""), "non-empty list");
+	expect(NZ_EFORMAT, doc("\"string\"", "\"\"", BYTES_LE, ""), "vlen-utf8 or vlen-bytes");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"vlen-utf8\", \"configuration\": {}}]", ""),
+	       "does not fit data_type");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"transpose\", \"configuration\": {\"order\": [0, 0]}}, "
+		"{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}]", ""), "not a permutation");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\", "
+		"\"x\": 1}}]", ""), "unexpected configuration key 'x'");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
+		"{\"name\": \"blosc\", \"configuration\": {\"typesize\": 2, \"cname\": \"lz4\", \"clevel\": 5, "
+		"\"shuffle\": \"sometimes\", \"blocksize\": 0}}]", ""), "blosc 'shuffle'");
+	expect(NZ_EFORMAT, doc("\"int16\"", "\"x\"", BYTES_LE, ""), "fill_value");
+	expect(NZ_EFORMAT, doc("{\"name\": \"null_terminated_bytes\", \"configuration\": {}}", "\"\"", "[{\"name\": "
+		"\"bytes\"}]", ""), "length_bytes");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", BYTES_LE, "\"dimension_names\": [\"t\"], "), "dimension_names");
+	/* Keys the spec does not know, and sharding (not read yet). */
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {}}]", ""),
+	       "sharding_indexed");
+	expect(NZ_EFORMAT, "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [2], \"chunk_grid\": 5}",
+	       "chunk_grid");
+	expect(NZ_EFORMAT, "[]", "expected a JSON object");
+}
+
+static void lenient_forms(void)
+{
+	nz_array *a;
+	const unsigned char *f;
+	float nanf_bits;
+	uint32_t w = 0;
+
+	/* must_understand: false extensions are ignored. */
+	a = open_doc(doc("\"int16\"", "-3", BYTES_LE, "\"my_ext\": {\"must_understand\": false, \"x\": 1}, "));
+	ASSERT_EQ_STR(nz_array_dtype(a), "<i2");
+	f = nz_array_fill_value(a);
+	ASSERT(f[0] == 0xfd && f[1] == 0xff);
+	nz_array_free(a);
+	/* 3.1's "structured" with tuple fields; a base64 fill (older writers). */
+	a = open_doc(doc("{\"name\": \"structured\", \"configuration\": {\"fields\": [[\"x\", \"uint8\"], [\"y\", "
+			 "\"int16\"]]}}", "\"AQIA\"", BYTES_LE, ""));
+	ASSERT_EQ_STR(nz_array_dtype(a), "[[\"x\",\"|u1\"],[\"y\",\"<i2\"]]");
+	f = nz_array_fill_value(a);
+	ASSERT(f[0] == 1 && f[1] == 2 && f[2] == 0);
+	nz_array_free(a);
+	/* struct fill object with a field left out (zero) */
+	a = open_doc(doc("{\"name\": \"struct\", \"configuration\": {\"fields\": [{\"name\": \"x\", \"data_type\": "
+			 "\"uint8\"}, {\"name\": \"y\", \"data_type\": \"float32\"}]}}", "{\"y\": \"Infinity\"}",
+			 BYTES_LE, ""));
+	f = nz_array_fill_value(a);
+	memcpy(&nanf_bits, f + 1, 4);
+	ASSERT(f[0] == 0 && isinf(nanf_bits));
+	nz_array_free(a);
+	/* hex float fill, big-endian bytes codec */
+	a = open_doc(doc("\"float32\"", "\"0x7fc00001\"", "[{\"name\": \"bytes\", \"configuration\": {\"endian\": "
+			 "\"big\"}}]", ""));
+	ASSERT_EQ_STR(nz_array_dtype(a), ">f4");
+	f = nz_array_fill_value(a);
+	w = (uint32_t)f[0] << 24 | (uint32_t)f[1] << 16 | (uint32_t)f[2] << 8 | f[3];
+	ASSERT(w == 0x7fc00001u);
+	nz_array_free(a);
+	/* fixed_length_utf32 */
+	a = open_doc(doc("{\"name\": \"fixed_length_utf32\", \"configuration\": {\"length_bytes\": 8}}",
+			 "\"\\u00e9\\ud83d\\ude00z\"", BYTES_LE, ""));
+	ASSERT_EQ_STR(nz_array_dtype(a), "<U2");
+	f = nz_array_fill_value(a);
+	ASSERT(f[0] == 0xe9 && f[1] == 0 && f[4] == 0x00 && f[5] == 0xf6 && f[6] == 0x01); /* truncated to 2 */
+	nz_array_free(a);
+}
+
+static void keys_and_formats(void)
+{
+	uint64_t shape[2] = { 5, 4 }, chunks[2] = { 2, 3 }, idx[2] = { 2, 1 };
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	nz_array *a = NULL, *b = NULL;
+	char *key = NULL, *attrs = NULL;
+	int16_t data[20], back[20];
+	int i;
+
+	ASSERT_EQ_INT(nz_store_zarr_format(st), 2); /* empty: v2 */
+	o.dtype = "<i2", o.ndim = 2, o.shape = shape, o.chunks = chunks, o.zarr_format = 3;
+	o.dimension_names = (const char *const[]){ "t", NULL };
+	ASSERT_OK(nz_array_create(&a, st, "g/x", &o));
+	ASSERT_EQ_INT(nz_store_zarr_format(st), 3);
+	ASSERT_EQ_INT(nz_array_zarr_format(a), 3);
+	ASSERT(nz_array_shards(a) == nz_array_chunks(a));
+	ASSERT_OK(nz_array_chunk_key(&key, a, idx));
+	ASSERT_EQ_STR(key, "g/x/c/2/1");
+	nz_free(key);
+	for (i = 0; i < 20; i++)
+		data[i] = (int16_t)(i * 7 - 30);
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	ASSERT_OK(nz_array_open(&b, st, "g/x"));
+	ASSERT_OK(nz_array_read_region(b, (uint64_t[]){ 0, 0 }, shape, back, sizeof back));
+	ASSERT_MEM_EQ(back, data, sizeof data);
+	nz_array_free(b);
+	nz_array_free(a);
+	/* groups and attributes live in zarr.json */
+	ASSERT_EQ_INT(nz_group_exists(st, "g"), 1);
+	ASSERT_EQ_INT(nz_group_exists(st, "g/x"), 0);
+	ASSERT_OK(nz_group_create(st, "g/h/i"));
+	ASSERT_EQ_INT(nz_group_exists(st, "g/h/i"), 1);
+	ASSERT_OK(nz_attrs_write(st, "g/x", "{\"z\": 1, \"a\": [true]}"));
+	ASSERT_OK(nz_attrs_read(&attrs, st, "g/x"));
+	ASSERT_EQ_STR(attrs, "{\"a\":[true],\"z\":1}"); /* compact output is sorted */
+	nz_free(attrs);
+	ASSERT_ERR(NZ_ENOTFOUND, nz_attrs_write(st, "nowhere", "{}"));
+	ASSERT_ERR(NZ_EEXISTS, nz_group_create(st, "g/x/sub"));
+	/* re-creating the array keeps its attributes, as v2 keeps .zattrs */
+	ASSERT_OK(nz_array_create(&a, st, "g/x", &o));
+	nz_array_free(a);
+	ASSERT_OK(nz_attrs_read(&attrs, st, "g/x"));
+	ASSERT_EQ_STR(attrs, "{\"a\":[true],\"z\":1}");
+	nz_free(attrs);
+	/* v2 chunk key encoding inside v3 */
+	o.chunk_key_encoding = NZ_CHUNK_KEY_V2;
+	ASSERT_OK(nz_array_create(&a, st, "g/y", &o));
+	ASSERT_OK(nz_array_chunk_key(&key, a, idx));
+	ASSERT_EQ_STR(key, "g/y/2.1");
+	nz_free(key);
+	nz_array_free(a);
+	/* one format per hierarchy */
+	o.zarr_format = 2, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT, o.dimension_names = NULL;
+	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "Zarr v3 hierarchy");
+	ASSERT_ERR(NZ_EINVAL, nz_root_create(st, 2));
+	/* json2 and lz4 have no v3 form */
+	o.zarr_format = 3;
+	o.compressor = &(nz_compressor){ NZ_COMPRESSOR_VERSION, "lz4", NULL, 1, 0, 0 };
+	ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_OK(nz_consolidate(st));
+}
+
+static void version1_opts(void)
+{
+	/* A caller built against version 1 of nz_array_opts gets Zarr v2. */
+	struct {
+		unsigned int version;
+		const char *dtype;
+		int ndim;
+		const uint64_t *shape, *chunks;
+		const char *fill_value_json;
+		const nz_compressor *compressor;
+		const char *filters_json;
+		nz_object_codec object_codec;
+		char dimension_separator;
+		int skip_empty_chunks;
+	} v1 = { 1, "<u2", 1, (const uint64_t[]){ 4 }, NULL, NULL, NULL, NULL, NZ_OBJECT_NONE, 0, 0 };
+	nz_store *m = NULL;
+	nz_array *a = NULL;
+	ASSERT_OK(nz_store_new_memory(&m));
+	ASSERT_OK(nz_array_create(&a, m, "v", (const nz_array_opts *)&v1));
+	ASSERT_EQ_INT(nz_array_zarr_format(a), 2);
+	ASSERT_EQ_INT(nz_store_exists(m, "v/.zarray"), 1);
+	nz_array_free(a);
+	nz_store_free(m);
+}
+
+int main(void)
+{
+	ASSERT_OK(nz_store_new_memory(&st));
+	ASSERT_OK(nz_root_create(st, 3));
+	ASSERT_OK(nz_root_create(st, 3)); /* kept */
+	strict();
+	lenient_forms();
+	nz_store_free(st);
+	ASSERT_OK(nz_store_new_memory(&st));
+	keys_and_formats();
+	nz_store_free(st);
+	version1_opts();
+	printf("ok\n");
+	return 0;
+}
