@@ -239,6 +239,30 @@ static void print_group(const nzc_args *a, nz_store *st, const char *p, int dept
 	json_decref(attrs);
 }
 
+/* Every metadata document must hold before anything is printed: a tree
+ * drawn from the documents that happen to parse would pass a broken store
+ * off as a smaller good one. 0, or 1 after the message naming the key. */
+static int check_store(nz_store *st, const nodes *l)
+{
+	char key[4096];
+	if (nz_metadata_check(st) < 0)
+		return nzc_fail();
+	for (size_t i = 0; i < l->n; i++) {
+		nz_array *arr = NULL;
+		snprintf(key, sizeof key, "%s%s.zgroup", l->paths[i], *l->paths[i] ? "/" : "");
+		if (nz_store_exists(st, key) == 1)
+			continue;
+		/* an array: the library's own reader judges its .zarray */
+		if (nz_array_open(&arr, st, l->paths[i]) < 0) {
+			fprintf(stderr, "nwbzarr: '%s': %s\n", nz_store_describe(st),
+				nz_error_last()->message);
+			return 1;
+		}
+		nz_array_free(arr);
+	}
+	return 0;
+}
+
 int nzc_info(const nzc_args *a)
 {
 	nz_store *st = NULL;
@@ -261,6 +285,13 @@ int nzc_info(const nzc_args *a)
 		return nzc_fail();
 	}
 	qsort(l.paths, l.n, sizeof *l.paths, cmp);
+	if (check_store(st, &l) != 0) {
+		for (size_t i = 0; i < l.n; i++)
+			free(l.paths[i]);
+		free(l.paths);
+		nz_store_free(st);
+		return 1;
+	}
 	/* An incomplete store is still listed (to see how far it got), flagged
 	 * first, and the exit status says so (3, docs/cli.md). */
 	if ((complete = nz_nwb_check_complete(st)) < 0 && complete != NZ_EINCOMPLETE) {

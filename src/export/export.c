@@ -522,7 +522,7 @@ int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
 	nz__alloc_init();
 	if ((err = nz__h5_open(&x.f, src)) < 0)
 		goto done;
-	if ((err = nz__h5_walk(&x.m, x.f)) < 0)
+	if ((err = nz__h5_walk(&x.m, x.f)) < 0 || (err = nz__xmodel_check_nwb(&x.m, src)) < 0)
 		goto done;
 	if (x.o.phase == NZ_EXPORT_DATA) {
 		/* Into the store a METADATA export made: nothing to prepare. */

@@ -26,6 +26,7 @@ typedef struct vside {
 	nz__h5file *f;
 	nz_store *store;
 	nz__xmodel m;
+	char meta_diff[NZ_ERROR_MSG_MAX]; /* .zmetadata disagreeing with the documents */
 } vside;
 
 typedef struct vctx {
@@ -68,11 +69,19 @@ static int open_side(vside *s, const char *path)
 		 * lack .zmetadata and are compared as they are.) */
 		if ((err = nz_store_exists(s->store, NZ_INCOMPLETE_MARKER)) != 0)
 			return err < 0 ? err : nz_nwb_check_complete(s->store);
-		return nz__z_walk(&s->m, s->store);
-	}
-	if ((err = nz__h5_open(&s->f, path)) < 0)
+		/* What readers of .zmetadata see must be what is compared: a
+		 * document that does not parse stops verify, a consolidated copy
+		 * that disagrees is a difference like any other. */
+		if ((err = nz_metadata_check(s->store)) == NZ_EMISMATCH)
+			snprintf(s->meta_diff, sizeof s->meta_diff, "%s", nz_error_last()->message);
+		else if (err < 0)
+			return err;
+		if ((err = nz__z_walk(&s->m, s->store)) < 0)
+			return err;
+	} else if ((err = nz__h5_open(&s->f, path)) < 0 || (err = nz__h5_walk(&s->m, s->f)) < 0) {
 		return err;
-	return nz__h5_walk(&s->m, s->f);
+	}
+	return nz__xmodel_check_nwb(&s->m, path);
 }
 
 static void close_side(vside *s)
@@ -453,6 +462,10 @@ int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opt
 	nz__alloc_init();
 	if ((err = open_side(&v.a, a)) < 0 || (err = open_side(&v.b, b)) < 0)
 		goto done;
+	if (v.a.meta_diff[0])
+		diff(&v, "/.zmetadata", "%s", v.a.meta_diff);
+	if (v.b.meta_diff[0])
+		diff(&v, "/.zmetadata", "%s", v.b.meta_diff);
 	if ((err = compare_models(&v)) < 0)
 		goto done;
 	if (v.ndiff)

@@ -55,6 +55,7 @@ static void make_file(const char *path)
 	fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ASSERT(fid >= 0);
 	str_attr(fid, "object_id", "00000000-0000-4000-8000-000000000000");
+	str_attr(fid, "nwb_version", "2.6.0"); /* export takes NWB files only */
 	sp = H5Screate_simple(2, dims, NULL);
 	dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	H5Pset_chunk(dcpl, 2, chunks);
@@ -297,6 +298,13 @@ int main(void)
 	ASSERT_OK(nz_attrs_write(store, "data", "{\"object_id\": \"00000000-0000-4000-8000-000000000001\", "
 					       "\"unit\": \"millivolts\", \"zarr_dtype\": \"int16\"}"));
 	ASSERT_OK(nz_store_remove(store, "f/.zarray"));
+	/* (unconsolidated, readers of .zmetadata would still see the old
+	 * attributes: that is one more difference) */
+	ASSERT_EQ_INT(verify_seen(&seen, h5, zb), NZ_EMISMATCH);
+	ASSERT_EQ_INT(seen.n, 3);
+	ASSERT_EQ_STR(seen.path, "/.zmetadata");
+	ASSERT_CONTAINS(seen.what, "its copy of 'data/.zattrs' differs from the file");
+	ASSERT_OK(nz_consolidate(store));
 	nz_store_free(store);
 	ASSERT_EQ_INT(verify_seen(&seen, h5, zb), NZ_EMISMATCH);
 	ASSERT_EQ_INT(seen.n, 2);
