@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bare_io.h"
+
 static struct {
 	int fd;
 	const char *out, *cname;
@@ -30,25 +32,6 @@ static struct {
 	atomic_uint_least64_t next;
 	atomic_int failed;
 } g;
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static void pread_all(void *buf, size_t len, off_t pos)
-{
-	unsigned char *p = buf;
-	while (len) {
-		ssize_t n = pread(g.fd, p, len, pos);
-		if (n <= 0)
-			die("bare_loop: read");
-		p += n;
-		len -= (size_t)n;
-		pos += n;
-	}
-}
 
 static void put(uint64_t r, uint64_t c, const void *data, size_t len, void *dst, size_t dstcap)
 {
@@ -80,7 +63,7 @@ static void *worker(void *arg)
 		uint64_t c0 = grp * g.band, c1 = c0 + g.band < g.grid1 ? c0 + g.band : g.grid1, x, c;
 		if (g.ccols == g.nch) { /* time-major: one contiguous read */
 			memset(bufs[0] + nr * rowb, 0, chunk - nr * rowb);
-			pread_all(bufs[0], nr * rowb, (off_t)(r0 * rowb));
+			pread_all(g.fd, bufs[0], nr * rowb, (off_t)(r0 * rowb), "bare_loop: read");
 			put(r, 0, bufs[0], chunk, dst, chunk + BLOSC_MAX_OVERHEAD);
 			continue;
 		}
@@ -89,7 +72,7 @@ static void *worker(void *arg)
 				memset(bufs[c - c0], 0, chunk);
 		for (x = 0; x < nr; x += step) {
 			uint64_t m = nr - x < step ? nr - x : step, i;
-			pread_all(rd, m * rowb, (off_t)((r0 + x) * rowb));
+			pread_all(g.fd, rd, m * rowb, (off_t)((r0 + x) * rowb), "bare_loop: read");
 			for (c = c0; c < c1; c++) {
 				uint64_t col = c * g.ccols, w = g.nch - col < g.ccols ? g.nch - col : g.ccols;
 				for (i = 0; i < m; i++)

@@ -9,7 +9,8 @@
 # REPS (2: best wall time of REPS interleaved runs), OUT (bench/scaling:
 # writes OUT.csv and OUT.png; with the default, also README.md's Performance
 # table, machine and load), NZ_PYTHON (/usr/bin/python3, with Debian's
-# python3-zarr and python3-matplotlib).
+# python3-zarr and python3-matplotlib), PEERS (a bench_v3.sh CSV, e.g.
+# bench/v3.csv: the plot also shows the Zarr v3 writers of that run).
 #
 # Variants, all blosc lz4 clevel 5 byte-shuffle, same chunks, same input (in
 # the page cache):
@@ -92,7 +93,7 @@ load1=$(cut -d' ' -f1 /proc/loadavg)
   done
 } > "$out.csv"
 cat "$out.csv"
-"$py" "$here/plot_scaling.py" "$out.csv" "$out.png"
+"$py" "$here/plot_scaling.py" "$out.csv" "$out.png" ${PEERS:+--peers "$PEERS"}
 echo "# wrote $out.csv and $out.png"
 if [ "$out" = "$here/scaling" ]; then # the committed results: keep README.md's block in step
   "$py" "$here/plot_scaling.py" "$out.csv" --update-readme "$here/../README.md"

@@ -1,13 +1,18 @@
 """Plot bench_scaling.sh's CSV: write throughput (MB/s) against jobs, one
 line per variant, the machine and load in the caption.
 
-usage: plot_scaling.py SCALING.csv OUT.png
+usage: plot_scaling.py SCALING.csv OUT.png [--peers V3.csv]
        plot_scaling.py SCALING.csv --markdown   (README.md's block: table, machine, load)
        plot_scaling.py SCALING.csv --update-readme README.md   (rewrite that block)
 
 The CSV starts with '# ' comment lines (run, input, machine, load), then
 variant,jobs,wall_s,mb_per_s,cpu_s. Needs matplotlib (Debian's
-python3-matplotlib) only to plot."""
+python3-matplotlib) only to plot.
+
+--peers V3.csv overlays bench_v3.sh's results (its first codec): the Zarr v3
+sharded writers, the peers as single points at their thread count, nwbzarr
+and the bare loop as lines. Rows that did not run or failed their checks
+are left out (the CSV says why). The Markdown block is not affected."""
 import csv
 import re
 import sys
@@ -88,16 +93,59 @@ def update_readme(path, block):
         f.write(text[:b] + block + "\n" + text[e:])
 
 
-def plot(comments, rows, png):
+PEER_STYLE = {"zarr-python": "s", "tensorstore": "^", "acquire-zarr": "D"}
+
+
+def load_peers(path):
+    """bench_v3.sh's CSV: (caption line, [(label, style, [(jobs, MB/s)])])."""
+    with open(path) as f:
+        lines = [ln for ln in f if ln.strip()]
+    comments = [ln[2:].strip() for ln in lines if ln.startswith("# ")]
+    rows = [r for r in csv.DictReader(ln for ln in lines if not ln.startswith("#"))]
+    if not rows:
+        raise SystemExit("%s: no data rows" % path)
+    codec = rows[0]["codec"]
+    versions = dict(v.split(" ", 1) for c in comments if c.startswith("versions: ")
+                    for v in c[len("versions: "):].split(", ") if " " in v)
+    series = {}
+    for r in rows:
+        if r["codec"] != codec or r["status"] != "ok":
+            continue
+        base = r["variant"].rsplit("-j", 1)[0]
+        series.setdefault(base, []).append((int(r["threads"]), float(r["mb_per_s"])))
+    out = []
+    for base, pts in series.items():
+        if base in PEER_STYLE:
+            label = "%s %s, v3 sharded (%s threads)" % (base, versions.get(base, ""),
+                                                         pts[0][0])
+            out.append((label, PEER_STYLE[base], sorted(pts)))
+        else:
+            out.append(("%s, v3 sharded" % base, "-." if base == "bare_shard" else "-",
+                        sorted(pts)))
+    run = comments[0].split(", ", 1)[-1] if comments else ""
+    machine = next((c for c in comments if c.startswith("machine: ")), "")
+    caption = "v3 points: %s, %s, run of %s, %s" % (path.rsplit("/", 1)[-1], codec, run, machine)
+    return caption, out
+
+
+def plot(comments, rows, png, peers=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(9, 5.6))
+    fig, ax = plt.subplots(figsize=(9, 5.6) if not peers else (12.5, 5.6))
     for v in variants(rows):
         pts = sorted((r["jobs"], r["mb_per_s"]) for r in rows if r["variant"] == v)
         style = "--" if v == "bare_loop" else "-"
         ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=LABELS.get(v, v))
+    if peers:
+        for label, style, pts in peers[1]:
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            if style in PEER_STYLE.values():
+                ax.plot(xs, ys, linestyle="none", marker=style, markersize=8, label=label)
+            else:
+                ax.plot(xs, ys, style, marker="x", label=label)
+        comments = comments + [peers[0]]
     jobs = sorted({r["jobs"] for r in rows})
     machine = next((c for c in comments if c.startswith("machine:")), "")
     m = re.match(r"machine: (\d+) cores", machine)
@@ -110,12 +158,15 @@ def plot(comments, rows, png):
     ax.set_ylabel("write throughput, MB/s of raw samples")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    if peers:  # more series than fit over the lines: the legend goes beside the axes
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    else:
+        ax.legend(fontsize=8, loc="upper left")
     title = next((c for c in comments if c.startswith("input:")), "")
     ax.set_title("NWB-Zarr write throughput vs jobs\n" + title.replace("input: ", ""), fontsize=9)
     caption = "\n".join(c for c in comments if not c.startswith("input:"))
     fig.text(0.01, 0.01, caption, fontsize=7, va="bottom", ha="left", family="monospace")
-    fig.subplots_adjust(bottom=0.2, top=0.88)
+    fig.subplots_adjust(bottom=0.2, top=0.88, right=0.66 if peers else 0.9)
     fig.savefig(png, dpi=100)
 
 
@@ -123,13 +174,16 @@ def main():
     if len(sys.argv) == 4 and sys.argv[2] == "--update-readme":
         update_readme(sys.argv[3], readme_block(*load(sys.argv[1])))
         return
-    if len(sys.argv) != 3:
+    peers = None
+    if len(sys.argv) == 5 and sys.argv[3] == "--peers":
+        peers = load_peers(sys.argv[4])
+    elif len(sys.argv) != 3:
         raise SystemExit(__doc__)
     comments, rows = load(sys.argv[1])
-    if sys.argv[2] == "--markdown":
+    if sys.argv[2] == "--markdown" and not peers:
         print(readme_block(comments, rows))
     else:
-        plot(comments, rows, sys.argv[2])
+        plot(comments, rows, sys.argv[2], peers)
 
 
 if __name__ == "__main__":

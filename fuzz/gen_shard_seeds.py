@@ -9,18 +9,11 @@ bad checksums, values shorter than their index, absurd chunk counts."""
 import os
 import struct
 
+from crc32c_ref import crc32c
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "shard_index")
 os.makedirs(out, exist_ok=True)
 E = 2**64 - 1
-
-
-def crc32c(b):
-    crc = 0xFFFFFFFF
-    for byte in b:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
 
 
 def shard(chunks, pairs, start=False, crc=True, big=False, nchunks=None, extra=b""):

@@ -274,6 +274,17 @@ NZ_EXTERN int nz_array_write_all_vlen(nz_array *array, const char *const *items,
  *  node's zarr.json inline ("consolidated_metadata"). Call it last. */
 NZ_EXTERN int nz_consolidate(nz_store *store);
 
+/** Check every metadata document of the store before trusting any: each
+ *  .zgroup is a JSON object with zarr_format 2, each .zattrs a JSON object,
+ *  and .zmetadata, when there is one, is consolidated metadata holding
+ *  exactly those documents (and the .zarray ones) as they are in the store,
+ *  since zarr-python's open_consolidated reads nothing else. .zarray
+ *  contents are nz_array_open's to judge. 0; NZ_EMISMATCH when .zmetadata
+ *  parses but disagrees with the documents; NZ_EFORMAT (NZ_EIO, ...) for a
+ *  document that does not parse or is not what it must be; each naming the
+ *  store and the key. Reads the whole store's metadata. */
+NZ_EXTERN int nz_metadata_check(nz_store *store);
+
 #ifdef __cplusplus
 }
 #endif

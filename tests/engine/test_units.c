@@ -199,18 +199,6 @@ static int check_shards(nz_store *store, const sink *ref, const shard_sink *ss, 
 	return present;
 }
 
-static int temp_files(const char *dir)
-{
-	char cmd[1200];
-	FILE *p;
-	int n = -1;
-	snprintf(cmd, sizeof cmd, "find '%s' -name '*.nztmp*' | wc -l", dir);
-	p = popen(cmd, "r");
-	ASSERT(p && fscanf(p, "%d", &n) == 1);
-	pclose(p);
-	return n;
-}
-
 static void rm_rf(const char *path)
 {
 	char cmd[1100];
@@ -263,7 +251,7 @@ static const char *write_case(const char *name, sink *ref, const uint64_t *uc, i
 	ASSERT_EQ_INT(atomic_load(&ss.aborted), 0);
 	ASSERT_EQ_INT(atomic_load(&ss.begun), atomic_load(&ss.ended));
 	ASSERT(check_shards(store, ref, &ss, &complete) > 0 && complete);
-	ASSERT_EQ_INT(temp_files(dir), 0);
+	ASSERT_EQ_INT(nz_test_temp_files(dir), 0);
 	nz_source_free(src);
 	nz_store_free(store);
 	free(data);
@@ -340,7 +328,7 @@ static void test_failures(void)
 		ASSERT_EQ_INT(nz_store_exists(store, mode == 0 ? "c/4/0" : "c/2/1"), 0);
 		if (mode == 0)
 			ASSERT(atomic_load(&ss.aborted) >= 1);
-		ASSERT_EQ_INT(temp_files(dir), 0);
+		ASSERT_EQ_INT(nz_test_temp_files(dir), 0);
 
 		/* Resume: stored shards are skipped, the rest written. */
 		nz_source_free(src);

@@ -9,6 +9,7 @@
 
 #include "../store/objstore.h"
 #include "codec/codec.h"
+#include "oom.h"
 #include "test.h"
 #include "util/alloc.h"
 #include "zarr/shard.h"
@@ -323,18 +324,6 @@ static void rm_rf(const char *path)
 	ASSERT(system(cmd) == 0);
 }
 
-static int temp_files(const char *dir)
-{
-	char cmd[1200];
-	FILE *p;
-	int n = -1;
-	snprintf(cmd, sizeof cmd, "find '%s' -name '*.nztmp.*' | wc -l", dir);
-	p = popen(cmd, "r");
-	ASSERT(p && fscanf(p, "%d", &n) == 1);
-	pclose(p);
-	return n;
-}
-
 /* A full disk while writing (index at the start: while spilling, and while
  * copying after the index): the old shard survives, nothing temporary. */
 static void test_full_disk(void)
@@ -365,46 +354,59 @@ static void test_full_disk(void)
 			nz__shard_writer_abort(w);
 		ASSERT_EQ_INT(rc, NZ_ENOSPC);
 		check_shard(s, "c/0", &l, sizes);
-		ASSERT_EQ_INT(temp_files(dir), 0);
+		ASSERT_EQ_INT(nz_test_temp_files(dir), 0);
 		nz_store_free(s);
 	}
 }
 
-/* Allocation k failing: NZ_ENOMEM, and the shard absent or whole. */
+/* The allocation-failure sweep (tests/oom.h) over writing a shard and
+ * reading its index back, for both index locations: NZ_ENOMEM with a
+ * message, and the shard absent or whole, with no spill key left. */
+typedef struct oom_ctx {
+	nz_store *s;
+	nz__shard_layout l;
+} oom_ctx;
+
+static const long oom_sizes[3] = {7, -1, 4};
+
+static int oom_run(void *ctx)
+{
+	oom_ctx *c = ctx;
+	nz__shard_writer *w = NULL;
+	nz__shard_entry *e = NULL;
+	uint64_t size;
+	int rc;
+	ASSERT_OK(nz_store_remove(c->s, "c/0")); /* the memory store frees only */
+	if ((rc = nz__shard_writer_begin(&w, c->s, "c/0", &c->l)) < 0)
+		return rc;
+	if ((rc = nz__shard_writer_put(w, 0, "aaaaaaa", 7)) == 0 &&
+	    (rc = nz__shard_writer_put(w, 2, "cccc", 4)) == 0)
+		rc = nz__shard_writer_end(w);
+	else
+		nz__shard_writer_abort(w);
+	if (rc == 0)
+		rc = nz__shard_read_index(&e, &size, c->s, "c/0", &c->l);
+	nz__free(e);
+	return rc;
+}
+
+static void oom_failed(void *ctx, long n)
+{
+	oom_ctx *c = ctx;
+	if (nz_store_exists(c->s, "c/0") == 1)
+		check_shard(c->s, "c/0", &c->l, oom_sizes);
+	ASSERT(count_keys(c->s) <= 1); /* no spill key left */
+}
+
 static void test_alloc_failures(void)
 {
-	static const long sizes[3] = {7, -1, 4};
-	long k;
 	for (int start = 0; start < 2; start++) {
-		nz__shard_layout l = {3, start, 1, 0};
-		for (k = 1; k < 300; k++) {
-			nz_store *s = NULL;
-			nz__shard_writer *w = NULL;
-			nz__shard_entry *e = NULL;
-			uint64_t size;
-			int rc;
-			ASSERT_OK(nz_store_new_memory(&s));
-			nz__alloc_fail_after(k);
-			rc = nz__shard_writer_begin(&w, s, "c/0", &l);
-			if (rc == 0 && (rc = nz__shard_writer_put(w, 0, "aaaaaaa", 7)) == 0 &&
-			    (rc = nz__shard_writer_put(w, 2, "cccc", 4)) == 0)
-				rc = nz__shard_writer_end(w);
-			else
-				nz__shard_writer_abort(w);
-			if (rc == 0)
-				rc = nz__shard_read_index(&e, &size, s, "c/0", &l);
-			nz__alloc_fail_after(0);
-			nz__free(e);
-			if (rc != 0 && rc != NZ_ENOMEM)
-				NZ__FAIL("allocation %ld failing gave %d", k, rc);
-			if (nz_store_exists(s, "c/0") == 1)
-				check_shard(s, "c/0", &l, sizes);
-			ASSERT(count_keys(s) <= 1); /* no spill key left */
-			nz_store_free(s);
-			if (rc == 0)
-				break;
-		}
-		ASSERT(k > 1 && k < 300);
+		oom_ctx c = {NULL, {3, start, 1, 0}};
+		nz_oom_sweep sw = {start ? "shard writer, index at start" : "shard writer, index at end",
+				   oom_run, NULL, oom_failed, &c, 0, 0, 0, 0};
+		ASSERT_OK(nz_store_new_memory(&c.s));
+		nz_oom_run_sweep(&sw);
+		nz_store_free(c.s);
 	}
 }
 
@@ -425,7 +427,7 @@ int main(void)
 	roundtrip(s);
 	test_writer_errors(s);
 	nz_store_free(s);
-	ASSERT_EQ_INT(temp_files(dir), 0);
+	ASSERT_EQ_INT(nz_test_temp_files(dir), 0);
 	ASSERT_OK(nz_store_new_memory(&s));
 	roundtrip(s);
 	test_writer_errors(s);
