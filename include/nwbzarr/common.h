@@ -68,6 +68,13 @@ NZ_EXTERN void nz_error_clear(void);
 /** A short static description of an error code, e.g. "invalid argument". */
 NZ_EXTERN const char *nz_strerror(int code);
 
+/** 0 when `text` (NUL-terminated; NULL counts as valid) is well-formed
+ *  UTF-8, which every string written into a file must be (zarr-python and
+ *  pynwb fail to read anything else); otherwise NZ_EINVAL with a message
+ *  naming `what` and the offset of the first bad byte. For callers that
+ *  want to check their strings before starting a write. Thread-safe. */
+NZ_EXTERN int nz_text_check(const char *text, const char *what);
+
 /** Free a buffer that the library returned through an out-parameter. */
 NZ_EXTERN void nz_free(void *ptr);
 

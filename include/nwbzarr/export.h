@@ -70,11 +70,13 @@ typedef struct nz_export_stats {
 	uint64_t chunks_kept;     /**< chunks already stored whole: kept */
 	uint64_t chunks_repaired; /**< stored but corrupt: written again */
 	uint64_t temp_removed;    /**< a dead writer's temporary files removed */
+	/* options version 2 */
+	int jobs; /**< most worker threads the engine actually used for a dataset */
 } nz_export_stats;
 
 typedef struct nz_export_opts {
 	unsigned int version;            /**< NZ_EXPORT_OPTS_VERSION */
-	int jobs;                        /**< worker threads; 0 = one per core */
+	int jobs;                        /**< worker threads; 0 = one per core; at most NZ_WRITE_MAX_JOBS */
 	const nz_compressor *compressor; /**< NULL = Blosc lz4 (hdmf-zarr's default) */
 	nz_export_chunks chunks;
 	int overwrite;                   /**< 1 = replace an existing output */
@@ -99,13 +101,20 @@ typedef struct nz_export_opts {
 	int resume;
 } nz_export_opts;
 
-#define NZ_EXPORT_OPTS_VERSION 1
+/* Version 1 is still accepted; its nz_export_stats ends before `jobs`. */
+#define NZ_EXPORT_OPTS_VERSION 2
 #define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
 			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0 }
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless
- *  opts->overwrite or opts->resume. Errors name the file and the object.
+ *  opts->overwrite or opts->resume. overwrite replaces only what
+ *  nz_nwb_create's does (a Zarr store, or a folder that is empty or holds
+ *  only temporary files; never a symbolic link, a store holding one or
+ *  holding `src`); `src`, the options and the compressor are checked first,
+ *  and the old store is kept aside until the export is complete and put
+ *  back if it fails (docs/reliability.md). jobs above NZ_WRITE_MAX_JOBS is
+ *  NZ_EINVAL. Errors name the file and the object.
  *  `dst` carries the incomplete marker (NZ_INCOMPLETE_MARKER, nwb.h) until
  *  .zmetadata is written and synced: a failed export never looks complete. */
 NZ_EXTERN int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts);
@@ -117,16 +126,24 @@ typedef void (*nz_verify_cb)(const char *path, const char *what, void *ctx);
 
 typedef struct nz_verify_opts {
 	unsigned int version; /**< NZ_VERIFY_OPTS_VERSION */
-	int jobs;             /**< threads comparing chunks; 0 = one per core */
+	int jobs;             /**< threads comparing chunks; 0 = one per core; at most NZ_WRITE_MAX_JOBS */
 	/** Bytes of values held at once over all threads (a target); 0 = 64 MiB. */
 	size_t buffer_size;
 	uint64_t max_diffs;   /**< stop reporting after this many; 0 = 1000 */
 	nz_verify_cb report;  /**< may be NULL */
 	void *report_ctx;
+	/* version 2 */
+	/** Called on the calling thread after each object compared: bytes_done
+	 *  / bytes_total are dataset value bytes of the first file, chunks_done
+	 *  / chunks_total count objects. Non-zero cancels (NZ_ECANCELED). May
+	 *  be NULL. */
+	nz_progress_cb progress;
+	void *progress_ctx;
 } nz_verify_opts;
 
-#define NZ_VERIFY_OPTS_VERSION 1
-#define NZ_VERIFY_OPTS_INIT { NZ_VERIFY_OPTS_VERSION, 0, 0, 0, NULL, NULL }
+/* Version 1 (without progress) is still accepted. */
+#define NZ_VERIFY_OPTS_VERSION 2
+#define NZ_VERIFY_OPTS_INIT { NZ_VERIFY_OPTS_VERSION, 0, 0, 0, NULL, NULL, NULL, NULL }
 
 /** Compare two NWB files, each an HDF5 file or a Zarr directory store, under
  *  hdmf-zarr's conventions (a Zarr scalar is shape [1] + zarr_dtype scalar,

@@ -77,7 +77,7 @@ typedef struct nz_nwb_opts {
 	const char *notes;
 	/* writing */
 	int overwrite;         /**< 1 = replace an existing output directory */
-	int jobs;              /**< worker threads for large series; 0 = all cores */
+	int jobs;              /**< worker threads for large series; 0 = all cores; at most NZ_WRITE_MAX_JOBS */
 	/** Copy the cached schema (/specifications) from this NWB file (HDF5 or
 	 *  Zarr); NULL = write no schema (readers then use their bundled one).
 	 *  An HDF5 file is read under the library's one libhdf5 lock, so this is
@@ -121,24 +121,41 @@ typedef struct nz_nwb_opts {
 	int resume;
 	/** Out, may be NULL: what a resume found (all 0 otherwise). */
 	nz_nwb_resume_info *resume_info;
+	/* version 2 */
+	/** Out, may be NULL: the engine's statistics of the last series data
+	 *  written (jobs = worker threads actually used). */
+	nz_write_stats *write_stats;
 } nz_nwb_opts;
 
-#define NZ_NWB_OPTS_VERSION 1
+/* Version 1 (without write_stats) is still accepted. */
+#define NZ_NWB_OPTS_VERSION 2
 #define NZ_NWB_OPTS_INIT { NZ_NWB_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, \
 			   NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, \
 			   NULL, NULL, /* skip_series_data, skip_finalise */ 0, 0, \
-			   /* fsync, resume, resume_info */ 0, 0, NULL }
+			   /* fsync, resume, resume_info, write_stats */ 0, 0, NULL, NULL }
 
 /** Create `path` (a directory) and start a file. An existing path is
- *  NZ_EEXISTS unless opts->overwrite, in which case it is removed first
- *  (only if it looks like a Zarr store or is empty: a directory with other
- *  content is refused). Missing required fields are NZ_EINVAL. The caller
- *  owns *out: nz_nwb_close it, then nz_nwb_free it (freeing without a
- *  successful close abandons the file, which stays marked incomplete).
+ *  NZ_EEXISTS unless opts->overwrite, which replaces only a Zarr store
+ *  (complete or not) or a directory that is empty or holds only temporary
+ *  files; never a symbolic link, a store holding one, or a store holding
+ *  opts->spec_from. The old store is moved aside, removed by a successful
+ *  nz_nwb_close and put back by nz_nwb_free after a failure
+ *  (docs/reliability.md, "Replacing an output"). Everything that can be
+ *  checked is checked before the output is touched: options, text (UTF-8),
+ *  the compressor, opts->spec_from (read once). Missing required fields
+ *  are NZ_EINVAL. The caller owns *out: nz_nwb_close it, then nz_nwb_free
+ *  it (freeing without a successful close abandons the file, which stays
+ *  marked incomplete, or gives back the store it was to replace).
  *  opts and its strings are copied, except opts->resume_info, which is
  *  zeroed here and updated as series are written: it must stay valid until
  *  nz_nwb_close returns. */
 NZ_EXTERN int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *opts);
+
+/** 0 if `t` is an ISO-8601 date-time with a time zone as NWB requires
+ *  (2024-01-02T03:04:05-08:00, ...Z, optional fraction); NZ_EINVAL with a
+ *  message naming `what` otherwise. For callers that check values before
+ *  starting a write. */
+NZ_EXTERN int nz_nwb_check_time(const char *t, const char *what);
 
 /** The subject (/general/subject). Every field optional. */
 typedef struct nz_nwb_subject {

@@ -97,8 +97,10 @@ typedef struct nz_array_opts {
 	 *  NZ_EUNSUPPORTED. */
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
-	 *  NULL = not sharded. Writing sharded arrays is not supported yet
-	 *  (NZ_EUNSUPPORTED); sharded arrays other writers made are read. */
+	 *  NULL = not sharded. Sharded arrays are written whole shards at a
+	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
+	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
 	const char *const *dimension_names;
@@ -216,6 +218,15 @@ NZ_EXTERN void nz_scratch_free(nz_scratch *scratch);
 NZ_EXTERN int nz_array_write_chunk(nz_array *array, nz_scratch *scratch,
 				   const uint64_t *chunk_index, const void *data, size_t len);
 
+/** Write one whole write unit (nz_array_shards) of a fixed-size dtype:
+ *  `data` holds it densely in C order (prod(shards) x itemsize bytes,
+ *  elements past the array's edge ignored). A sharded array's shard is one
+ *  atomic put of its encoded inner chunks plus index; an unsharded array's
+ *  unit is one chunk. Thread-safe for distinct shards. For small writes;
+ *  the engine streams inner chunks instead. */
+NZ_EXTERN int nz_array_write_shard(nz_array *array, nz_scratch *scratch, const uint64_t *shard_index,
+				   const void *data, size_t len);
+
 /** Write one chunk of an object array: `count` elements (a full chunk, C
  *  order); element i is items[i] of lens[i] bytes (UTF-8 text, bytes, or JSON
  *  text per the array's object codec). */
@@ -262,6 +273,17 @@ NZ_EXTERN int nz_array_write_all_vlen(nz_array *array, const char *const *items,
  *  .zgroup/.zarray/.zattrs; v3 rewrites the root zarr.json with every other
  *  node's zarr.json inline ("consolidated_metadata"). Call it last. */
 NZ_EXTERN int nz_consolidate(nz_store *store);
+
+/** Check every metadata document of the store before trusting any: each
+ *  .zgroup is a JSON object with zarr_format 2, each .zattrs a JSON object,
+ *  and .zmetadata, when there is one, is consolidated metadata holding
+ *  exactly those documents (and the .zarray ones) as they are in the store,
+ *  since zarr-python's open_consolidated reads nothing else. .zarray
+ *  contents are nz_array_open's to judge. 0; NZ_EMISMATCH when .zmetadata
+ *  parses but disagrees with the documents; NZ_EFORMAT (NZ_EIO, ...) for a
+ *  document that does not parse or is not what it must be; each naming the
+ *  store and the key. Reads the whole store's metadata. */
+NZ_EXTERN int nz_metadata_check(nz_store *store);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,7 @@ static const char usage_convert[] =
 	"  --spec-from FILE        copy the cached NWB schema from this NWB file\n"
 	"                          (HDF5 or Zarr); default: no cached schema\n"
 	"writing:\n"
-	"  -j, --jobs N            worker threads (default: all cores)\n"
+	"  -j, --jobs N            worker threads, 0..256 (default 0: all cores)\n"
 	"  --chunks R,C            chunk shape (default: all channels x ~4 MiB)\n"
 	"  --zarr-format 2|3       Zarr format of the output (default 2; 3 is not\n"
 	"                          available yet)\n"
@@ -62,15 +62,19 @@ static const char usage_convert[] =
 	"                          (default: all channels x ~256 MiB of rows)\n"
 	"  --compressor NAME       blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib,\n"
 	"                          gzip or none\n"
-	"  --clevel L              compression level (default: the codec's)\n"
-	"  --overwrite             replace an existing output (Zarr store only)\n"
+	"  --clevel L              compression level: blosc-* and zlib, gzip 0..9,\n"
+	"                          zstd 1..22; refused for lz4 and none (no level)\n"
+	"  --overwrite             replace an existing output (Zarr store only; kept\n"
+	"                          until the new one is complete, given back on failure)\n"
 	"  --resume                finish an interrupted conversion of the same input\n"
 	"                          with the same options (keeps chunks stored whole)\n"
 	"  --fsync                 fsync every file and directory (durable on power\n"
 	"                          loss); default: one sync() at the end\n"
 	"  -q, --quiet             no progress bar\n"
 	"  --json                  print a JSON summary on stdout\n"
-	"  -h, --help              this text\n";
+	"  -h, --help              this text\n"
+	"\n"
+	"exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static const char usage_info[] =
 	"usage: nwbzarr info FILE [--json]\n"
@@ -81,7 +85,8 @@ static const char usage_info[] =
 	"  --json       one JSON object per node, one per line\n"
 	"  -h, --help   this text\n"
 	"\n"
-	"exit status: 0 complete, 3 the file is incomplete (interrupted write), 1 error.\n";
+	"exit status: 0 complete, 3 the file is incomplete (interrupted write), 1 error,\n"
+	"2 usage error.\n";
 
 const char *nzc_usage(nzc_cmd cmd)
 {
@@ -90,6 +95,54 @@ const char *nzc_usage(nzc_cmd cmd)
 	case NZC_INFO: return usage_info;
 	default: return usage_top;
 	}
+}
+
+static const nzc_codec_choice codecs[] = {
+	/* blosc's clevel is 0..9, zstd's 1..22 (numcodecs clamps below 1),
+	 * zlib's and gzip's 0..9; LZ4 has acceleration, not a level, and
+	 * nwbzarr writes acceleration 1: --clevel is refused, not ignored. */
+	{"blosc-lz4", "blosc", "lz4", 5, 0, 9, 1},  {"blosc-zstd", "blosc", "zstd", 5, 0, 9, 1},
+	{"zstd", "zstd", NULL, 1, 1, 22, 0},        {"lz4", "lz4", NULL, 1, 1, 0, 0},
+	{"zlib", "zlib", NULL, 1, 0, 9, 0},         {"gzip", "gzip", NULL, 1, 0, 9, 0},
+	{"none", "none", NULL, 0, 1, 0, 0},
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...);
+
+const nzc_codec_choice *nzc_codec_choose(const char *name, int clevel, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++) {
+		const nzc_codec_choice *c = &codecs[i];
+		if (strcmp(name, c->name) != 0)
+			continue;
+		if (clevel >= 0 && c->lo > c->hi) {
+			fail(err, errlen, "--clevel does not apply to --compressor %s (it has no "
+			     "compression level)", name);
+			return NULL;
+		}
+		if (clevel >= 0 && (clevel < c->lo || clevel > c->hi)) {
+			fail(err, errlen, "--clevel %d is outside %s's levels %d..%d", clevel, name,
+			     c->lo, c->hi);
+			return NULL;
+		}
+		return c;
+	}
+	fail(err, errlen, "unknown --compressor '%s' (blosc-lz4, blosc-zstd, zstd, lz4, zlib, "
+	     "gzip, none)", name);
+	return NULL;
+}
+
+const char *nzc_numpy_dtype(const char *name)
+{
+	static const char *const map[][2] = {
+		{"int8", "|i1"},   {"uint8", "|u1"},   {"int16", "<i2"},   {"uint16", "<u2"},
+		{"int32", "<i4"},  {"uint32", "<u4"},  {"int64", "<i8"},   {"uint64", "<u8"},
+		{"float32", "<f4"}, {"float64", "<f8"},
+	};
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (strcmp(name, map[i][0]) == 0 || strcmp(name, map[i][1]) == 0)
+			return map[i][1];
+	return NULL;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -126,6 +179,47 @@ static int parse_pos_double(double *out, const char *s)
 	if (errno || *end || !(v > 0) || !isfinite(v))
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int nzc_parse_jobs(int *out, const char *v, char *err, size_t errlen)
+{
+	uint64_t u;
+	if (parse_u64(&u, v, 0) < 0 || u > NZC_MAX_JOBS)
+		return fail(err, errlen, "-j needs a thread count 0..%d (0 = all cores), not '%s'",
+			    NZC_MAX_JOBS, v ? v : "");
+	*out = (int)u;
+	return 0;
+}
+
+int nzc_take_value(const char **val, int argc, char *const *argv, int *i, const char *flag,
+		   const char *alias, char *err, size_t errlen)
+{
+	const char *arg = argv[*i], *v = NULL;
+	size_t n = strlen(flag);
+	if (strcmp(arg, flag) == 0 || (alias && strcmp(arg, alias) == 0)) {
+		if (*i + 1 >= argc)
+			return fail(err, errlen, "option '%s' needs a value", arg);
+		v = argv[++*i];
+	} else if (strncmp(arg, flag, n) == 0 && arg[n] == '=') {
+		v = arg + n + 1;
+	} else if (alias && alias[1] != '-' && strncmp(arg, alias, 2) == 0 && arg[2]) {
+		v = arg + 2; /* -j4 */
+	} else {
+		return 0;
+	}
+	if (!*v)
+		return fail(err, errlen, "option '%s' needs a non-empty value", flag);
+	*val = v; /* given twice: the last one counts, as in convert */
+	return 1;
+}
+
+int nzc_parse_count(uint64_t *out, const char *v, uint64_t min, const char *flag, char *err,
+		    size_t errlen)
+{
+	if (parse_u64(out, v, min) < 0)
+		return fail(err, errlen, "%s needs a whole number >= %llu, not '%s'", flag,
+			    (unsigned long long)min, v ? v : "");
 	return 0;
 }
 
@@ -169,12 +263,11 @@ static int numeric(nzc_args *a, const char *name, const char *v, char *err, size
 		if (parse_u64(&a->offset, v, 0) < 0)
 			return fail(err, errlen, "--offset needs a byte count, not '%s'", v);
 	} else if (strcmp(name, "--jobs") == 0 || strcmp(name, "-j") == 0) {
-		if (parse_u64(&u, v, 0) < 0 || u > 4096)
-			return fail(err, errlen, "-j needs a thread count 0..4096, not '%s'", v);
-		a->jobs = (int)u;
+		return nzc_parse_jobs(&a->jobs, v, err, errlen);
 	} else if (strcmp(name, "--clevel") == 0) {
 		if (parse_u64(&u, v, 0) < 0 || u > 22)
-			return fail(err, errlen, "--clevel needs a level 0..22, not '%s'", v);
+			return fail(err, errlen, "--clevel needs a level (0..22, by compressor), "
+				    "not '%s'", v);
 		a->clevel = (int)u;
 	} else if (strcmp(name, "--seed") == 0) {
 		if (parse_u64(&a->seed, v, 1) < 0)
@@ -307,6 +400,8 @@ int nzc_parse_args(nzc_args *a, int argc, char *const *argv, char *err, size_t e
 		if (a->cmd == NZC_CONVERT) {
 			if ((strcmp(name, "-j") == 0 || strncmp(name, "--", 2) == 0) && !val)
 				return fail(err, errlen, "option '%s' needs a value", name);
+			if (val && !*val)
+				return fail(err, errlen, "option '%s' needs a non-empty value", name);
 			for (size_t k = 0; k < sizeof str_flags / sizeof *str_flags; k++)
 				if (strcmp(name, str_flags[k].name) == 0) {
 					*(const char **)((char *)a + str_flags[k].offset) = val;
@@ -323,7 +418,15 @@ next:;
 	}
 	if (a->help)
 		return 0;
-	if (!a->input)
+	if (a->compressor || a->clevel >= 0) {
+		if (!nzc_codec_choose(a->compressor ? a->compressor : "blosc-lz4", a->clevel, err,
+				      errlen))
+			return -1;
+	}
+	if (a->dtype && !nzc_numpy_dtype(a->dtype))
+		return fail(err, errlen, "unknown --dtype '%s' (int8, uint8, int16, uint16, int32, "
+			    "uint32, int64, uint64, float32, float64 or numpy's <i2, ...)", a->dtype);
+	if (!a->input || !*a->input)
 		return fail(err, errlen, "%s needs %s", argv[1],
 			    a->cmd == NZC_CONVERT ? "a RECORDING" : "a FILE");
 	if (a->cmd == NZC_CONVERT && !a->output)

@@ -48,9 +48,50 @@ typedef struct nzc_args {
 } nzc_args;
 
 /** Parse argv[1..argc-1]. Returns 0, or -1 with a one-line message in
- *  err (no "nwbzarr: " prefix) for unknown flags, missing or malformed
- *  values and missing operands. */
+ *  err (no "nwbzarr: " prefix) for unknown flags, missing, empty or
+ *  malformed values (each value is checked as it comes; of a flag given
+ *  twice the last counts), a --clevel outside the
+ *  compressor's range (or given for one without levels), an unknown
+ *  --dtype or --compressor, conflicting flags and missing operands: every
+ *  usage error, which the program reports with exit status 2. */
 int nzc_parse_args(nzc_args *out, int argc, char *const *argv, char *err, size_t errlen);
+
+/** The most worker threads any command takes (the engine's
+ *  NZ_WRITE_MAX_JOBS; convert.c checks that they agree). */
+#define NZC_MAX_JOBS 256
+
+/** Parse a -j/--jobs value: 0 (all cores) to NZC_MAX_JOBS. Returns 0, or
+ *  -1 with a message in err. Shared by every command. */
+int nzc_parse_jobs(int *out, const char *v, char *err, size_t errlen);
+
+/** A --compressor choice: numcodecs id, blosc cname, default level and the
+ *  accepted --clevel range (lo > hi: the codec has no level). */
+typedef struct nzc_codec_choice {
+	const char *name, *id, *cname;
+	int clevel, lo, hi, shuffle;
+} nzc_codec_choice;
+
+/** The choice named `name` (blosc-lz4, blosc-zstd, zstd, lz4, zlib, gzip,
+ *  none) with `clevel` (-1 = its default) checked against its range:
+ *  the choice, or NULL with a message in err. */
+const nzc_codec_choice *nzc_codec_choose(const char *name, int clevel, char *err, size_t errlen);
+
+/** For the parsers of export and verify: when argv[*i] is `flag` or
+ *  `alias` (may be NULL), as "FLAG V", "--flag=V" or "-jN", store V in
+ *  *val (advancing *i past it) and return 1; return 0 when argv[*i] is
+ *  something else; -1 with a message in err when the value is missing or
+ *  empty. A flag given twice: the last value counts. */
+int nzc_take_value(const char **val, int argc, char *const *argv, int *i, const char *flag,
+		   const char *alias, char *err, size_t errlen);
+
+/** Parse a count for --max-diffs and the like: a decimal integer >= min
+ *  that fits in 64 bits. Returns 0, or -1 with a message naming `flag`. */
+int nzc_parse_count(uint64_t *out, const char *v, uint64_t min, const char *flag, char *err,
+		    size_t errlen);
+
+/** numpy's dtype string for a --dtype value ("int16" or "<i2", ...), or
+ *  NULL when it is not one a recording can hold. */
+const char *nzc_numpy_dtype(const char *name);
 
 /** Parse "ROWS,COLS" (two positive integers) into out; -1 if malformed. */
 int nzc_parse_pair(uint64_t out[2], const char *s);

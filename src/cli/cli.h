@@ -3,6 +3,7 @@
 #ifndef NZ_CLI_CLI_H
 #define NZ_CLI_CLI_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "args.h"
@@ -13,16 +14,41 @@ int nzc_info(const nzc_args *a);
 
 /** Fill *c for a --compressor NAME (blosc-lz4, blosc-zstd, zstd, lz4, zlib,
  *  gzip, none) with its default level, or `clevel` when >= 0; -1 for an
- *  unknown name. Shared by the commands that take --compressor. */
+ *  unknown name or a level the compressor does not take (nzc_codec_choose
+ *  says why). Shared by the commands that take --compressor. */
 int nzc_compressor_by_name(nz_compressor *c, const char *name, int clevel);
+
+/** The progress callback of a long command: a line on stderr redrawn in
+ *  place (MB done of total, MB/s, ETA), only when stderr is a terminal and
+ *  neither --quiet nor --json was given; NULL otherwise. */
+nz_progress_cb nzc_progress_for(int quiet, int json);
+
+/** After a failed write, once the library let go of `output`: say whether
+ *  it is incomplete (suggesting --resume only for failures a rerun can get
+ *  past: I/O, full disk, cancel, memory) or, after --overwrite, that the old
+ *  store was left as it was. `code` is the failure's nz_error_code. */
+void nzc_say_output_state(const char *output, int code, int overwrite);
+
+/** End an unfinished progress line (before printing an error). */
+void nzc_progress_end(void);
+
+/** --json prints the paths it was given, and JSON text is UTF-8: 0 when
+ *  both are (b may be NULL), else -1 after saying so (a usage error). */
+int nzc_json_paths(const char *a, const char *b);
+
+/** Print `j` (stolen; NULL = out of memory) as one line of JSON with
+ *  sorted keys on stdout; -1 with a message on stderr when it cannot. */
+int nzc_print_json(json_t *j);
 
 /** Print nz_error_last() as "nwbzarr: <message>"; returns 1. */
 int nzc_fail(void);
 
 /** The end-of-convert summary: a line on stdout, or JSON with --json;
- *  nothing with --quiet (unless --json). */
-void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
-		double rate, double elapsed_s, const char *sidecar);
+ *  nothing with --quiet (unless --json). jobs_used: the worker threads the
+ *  engine actually ran (nz_write_stats.jobs), not the -j asked for.
+ *  Returns 0, or -1 after a message when the JSON cannot be printed. */
+int nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
+	       double rate, double elapsed_s, const char *sidecar, int jobs_used);
 
 /** Bytes of the regular files below `dir` (0 if unreadable); chunks_only
  *  skips metadata (names starting with '.'). */

@@ -1,7 +1,8 @@
 /* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]
  *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
- *                [--overwrite] [--hdf5-decode] [--stats] */
+ *                [--overwrite | --resume] [--fsync] [--hdf5-decode] [--quiet] [--json] */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +17,28 @@
 static const char usage_text[] =
 	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]\n"
 	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
-	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode] [--stats]\n"
-	"  -j, --jobs N        worker threads (default: one per core)\n"
+	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
+	"                      [--quiet] [--json]\n"
+	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
 	"  --compressor NAME   blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib, gzip, none\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
 	"  --zarr-format 2|3   Zarr format of the output (default 2; 3 is not available yet)\n"
 	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
 	"                      chunks (default: all columns x ~256 MiB of rows)\n"
-	"  --overwrite         replace an existing Zarr store at OUT\n"
+	"  --overwrite         replace an existing Zarr store at OUT (kept until the new\n"
+	"                      one is complete; given back if the export fails)\n"
 	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
 	"  --fsync             fsync every file and directory (durable on power loss)\n"
 	"  --hdf5-decode       let libhdf5 decode every chunk (slower; for comparison)\n"
-	"  --stats             print a JSON line of statistics\n"
-	"  -h, --help          this text\n";
+	"  -q, --quiet         no progress bar and no summary line\n"
+	"  --json              print a JSON summary on stdout (also --stats, its old name)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"exit status: 0 success, 1 failure, 2 usage error.\n";
 
-static int bad_usage(const char *fmt, const char *arg)
+static int bad_usage(const char *msg)
 {
-	fprintf(stderr, "nwbzarr export: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage_text);
+	fprintf(stderr, "nwbzarr export: %s\n%s", msg, usage_text);
 	return 2;
 }
 
@@ -82,54 +86,81 @@ done:
 	return rc;
 }
 
+static void summary(const char *in, const char *out, const nz_export_stats *st, int json)
+{
+	double mbps = st->elapsed_s > 0 ? st->bytes / 1e6 / st->elapsed_s : 0;
+	uint64_t stored = nzc_du(out, 0);
+	if (json) {
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:i}",
+				      "input", in, "output", out, "groups", (json_int_t)st->groups,
+				      "datasets", (json_int_t)st->datasets, "links",
+				      (json_int_t)st->links, "attributes", (json_int_t)st->attributes,
+				      "bytes", (json_int_t)st->bytes, "stored_bytes",
+				      (json_int_t)stored, "raw_chunks", (json_int_t)st->raw_chunks,
+				      "hdf5_reads", (json_int_t)st->hdf5_reads, "seconds",
+				      st->elapsed_s, "mb_per_s", mbps, "jobs", st->jobs);
+		nzc_print_json(j);
+		return;
+	}
+	printf("wrote %s: %llu groups, %llu datasets, %.1f MB in %.2f s = %.1f MB/s; "
+	       "stored %.1f MB\n", out, (unsigned long long)st->groups,
+	       (unsigned long long)st->datasets, st->bytes / 1e6, st->elapsed_s, mbps,
+	       stored / 1e6);
+}
+
 int nz_cli_export(int argc, char **argv)
 {
 	nz_export_opts o = NZ_EXPORT_OPTS_INIT;
 	nz_export_stats st;
 	nz_compressor comp;
-	const char *in = NULL, *out = NULL;
+	const char *in = NULL, *out = NULL, *jobs = NULL, *compressor = NULL, *chunks = NULL;
+	const char *format = NULL, *shard_text = NULL;
 	uint64_t shards[2];
-	int i, stats = 0, zarr_format = 0, have_shards = 0;
 	char err[256];
+	int i, json = 0, quiet = 0, rc, zarr_format = 0, have_shards = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
 			return 0;
-		} else if (strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) {
-			char *end;
-			long j;
-			if (++i >= argc)
-				return bad_usage("%s needs a number", a);
-			j = strtol(argv[i], &end, 10);
-			if (*end || j < 0 || j > 4096)
-				return bad_usage("bad job count '%s'", argv[i]);
-			o.jobs = (int)j;
-		} else if (strcmp(a, "--compressor") == 0) {
-			if (++i >= argc)
-				return bad_usage("%s needs a name", a);
-			if (nzc_compressor_by_name(&comp, argv[i], -1) < 0)
-				return bad_usage("unknown compressor '%s'", argv[i]);
-			o.compressor = &comp;
-		} else if (strcmp(a, "--chunks") == 0) {
-			if (++i >= argc)
-				return bad_usage("%s needs keep or auto", a);
-			if (strcmp(argv[i], "keep") == 0)
-				o.chunks = NZ_EXPORT_CHUNKS_KEEP;
-			else if (strcmp(argv[i], "auto") == 0)
-				o.chunks = NZ_EXPORT_CHUNKS_AUTO;
-			else
-				return bad_usage("--chunks must be keep or auto, not '%s'", argv[i]);
-		} else if (strcmp(a, "--zarr-format") == 0) {
-			if (++i >= argc || (strcmp(argv[i], "2") != 0 && strcmp(argv[i], "3") != 0))
-				return bad_usage("--zarr-format needs 2 or 3, not '%s'",
-						 i < argc ? argv[i] : "");
-			zarr_format = argv[i][0] - '0';
-		} else if (strcmp(a, "--shards") == 0) {
-			if (++i >= argc || nzc_parse_pair(shards, argv[i]) < 0)
-				return bad_usage("--shards needs ROWS,COLS (positive), not '%s'",
-						 i < argc ? argv[i] : "");
+		}
+		/* Each value is checked as it comes (given twice, the last counts). */
+		if ((rc = nzc_take_value(&jobs, argc, argv, &i, "--jobs", "-j", err, sizeof err))) {
+			if (rc < 0 || nzc_parse_jobs(&o.jobs, jobs, err, sizeof err) < 0)
+				return bad_usage(err);
+		} else if ((rc = nzc_take_value(&compressor, argc, argv, &i, "--compressor", NULL,
+						err, sizeof err))) {
+			if (rc < 0 || !nzc_codec_choose(compressor, -1, err, sizeof err))
+				return bad_usage(err);
+		} else if ((rc = nzc_take_value(&chunks, argc, argv, &i, "--chunks", NULL, err,
+						sizeof err))) {
+			if (rc < 0)
+				return bad_usage(err);
+			if (strcmp(chunks, "keep") != 0 && strcmp(chunks, "auto") != 0) {
+				snprintf(err, sizeof err, "--chunks must be keep or auto, not '%s'",
+					 chunks);
+				return bad_usage(err);
+			}
+			o.chunks = chunks[0] == 'k' ? NZ_EXPORT_CHUNKS_KEEP : NZ_EXPORT_CHUNKS_AUTO;
+		} else if ((rc = nzc_take_value(&format, argc, argv, &i, "--zarr-format", NULL, err,
+						sizeof err))) {
+			if (rc < 0)
+				return bad_usage(err);
+			if (strcmp(format, "2") != 0 && strcmp(format, "3") != 0) {
+				snprintf(err, sizeof err, "--zarr-format needs 2 or 3, not '%s'", format);
+				return bad_usage(err);
+			}
+			zarr_format = format[0] - '0';
+		} else if ((rc = nzc_take_value(&shard_text, argc, argv, &i, "--shards", NULL, err,
+						sizeof err))) {
+			if (rc < 0)
+				return bad_usage(err);
+			if (nzc_parse_pair(shards, shard_text) < 0) {
+				snprintf(err, sizeof err, "--shards needs ROWS,COLS (positive), not '%s'",
+					 shard_text);
+				return bad_usage(err);
+			}
 			have_shards = 1;
 		} else if (strcmp(a, "--overwrite") == 0) {
 			o.overwrite = 1;
@@ -139,47 +170,53 @@ int nz_cli_export(int argc, char **argv)
 			o.fsync = 1;
 		} else if (strcmp(a, "--hdf5-decode") == 0) {
 			o.hdf5_decode = 1;
-		} else if (strcmp(a, "--stats") == 0) {
-			stats = 1;
+		} else if (strcmp(a, "--json") == 0 || strcmp(a, "--stats") == 0) {
+			json = 1;
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			quiet = 1;
 		} else if (a[0] == '-' && a[1]) {
-			return bad_usage("unknown option '%s'", a);
+			snprintf(err, sizeof err, "unknown option '%s'", a);
+			return bad_usage(err);
 		} else if (!in) {
 			in = a;
 		} else if (!out) {
 			out = a;
 		} else {
-			return bad_usage("unexpected argument '%s'", a);
+			snprintf(err, sizeof err, "unexpected argument '%s'", a);
+			return bad_usage(err);
 		}
 	}
-	if (!in || !out)
-		return bad_usage("%s", "IN.nwb and OUT.nwb.zarr are required");
+	if (!in || !out || !*in || !*out)
+		return bad_usage("IN.nwb and OUT.nwb.zarr are required");
 	if (nzc_check_format(zarr_format, have_shards ? shards : NULL, NULL, err, sizeof err) < 0)
-		return bad_usage("%s", err);
+		return bad_usage(err);
 	if (o.resume && o.overwrite)
-		return bad_usage("%s", "--resume and --overwrite exclude each other");
+		return bad_usage("--resume and --overwrite exclude each other");
+	if (compressor && nzc_compressor_by_name(&comp, compressor, -1) == 0)
+		o.compressor = &comp;
+	if (json && nzc_json_paths(in, out) < 0)
+		return 2;
 	o.stats = &st;
 	if (nzc_mpi_init() < 0)
 		return 1;
-	if (nzc_mpi_size() > 1) { /* --stats: per process, not printed */
+	if (nzc_mpi_size() > 1) { /* --json: per process, not printed */
 		struct export_job j = { in, out, o };
-		int rc = export_ranks(&j);
+		int rc2 = export_ranks(&j);
 		nzc_mpi_finalize();
-		return rc;
+		return rc2;
 	}
+	o.progress = nzc_progress_for(quiet, json);
 	if (nz_export_hdf5(in, out, &o) < 0) {
+		nzc_progress_end();
 		fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+		nzc_say_output_state(out, nz_error_last()->code, o.overwrite);
 		return 1;
 	}
-	if (o.resume)
+	if (o.resume && !quiet)
 		fprintf(stderr, "nwbzarr: resumed '%s': %llu chunks kept, %llu corrupt rewritten, "
 			"%llu temporary files removed\n", out, (unsigned long long)st.chunks_kept,
 			(unsigned long long)st.chunks_repaired, (unsigned long long)st.temp_removed);
-	if (stats)
-		printf("{\"groups\": %llu, \"datasets\": %llu, \"links\": %llu, \"attributes\": %llu, "
-		       "\"bytes\": %llu, \"raw_chunks\": %llu, \"hdf5_reads\": %llu, \"seconds\": %.3f}\n",
-		       (unsigned long long)st.groups, (unsigned long long)st.datasets,
-		       (unsigned long long)st.links, (unsigned long long)st.attributes,
-		       (unsigned long long)st.bytes, (unsigned long long)st.raw_chunks,
-		       (unsigned long long)st.hdf5_reads, st.elapsed_s);
+	if (json || !quiet)
+		summary(in, out, &st, json);
 	return 0;
 }

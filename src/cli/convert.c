@@ -4,6 +4,7 @@
  * else default. */
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 #include "cli_mpi.h"
 
 static volatile sig_atomic_t g_cancel;
-static int g_bar_open; /* the progress line awaits its newline */
 
 static void on_sigint(int sig)
 {
@@ -30,56 +30,21 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A one-line progress bar on stderr (only installed on a TTY). */
-static int progress(const nz_progress *p, void *ctx)
-{
-	double mb = p->bytes_done / 1e6, total = p->bytes_total / 1e6;
-	double rate = p->elapsed_s > 0 ? mb / p->elapsed_s : 0;
-	double eta = rate > 0 ? (total - mb) / rate : 0;
-	(void)ctx;
-	fprintf(stderr, "\r  %8.1f / %.1f MB  %7.1f MB/s  ETA %4.0fs ", mb, total, rate, eta);
-	g_bar_open = p->bytes_done != p->bytes_total;
-	if (!g_bar_open)
-		fputc('\n', stderr);
-	fflush(stderr);
-	return 0;
-}
-
-static const char *numpy_dtype(const char *name)
-{
-	static const char *const map[][2] = {
-		{"int8", "|i1"},   {"uint8", "|u1"},   {"int16", "<i2"},   {"uint16", "<u2"},
-		{"int32", "<i4"},  {"uint32", "<u4"},  {"int64", "<i8"},   {"uint64", "<u8"},
-		{"float32", "<f4"}, {"float64", "<f8"},
-	};
-	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-		if (strcmp(name, map[i][0]) == 0 || strcmp(name, map[i][1]) == 0)
-			return map[i][1];
-	return NULL;
-}
+/* The engine's bound is the CLI's: -j above it would be silently lowered. */
+_Static_assert(NZC_MAX_JOBS == NZ_WRITE_MAX_JOBS, "args.h NZC_MAX_JOBS != NZ_WRITE_MAX_JOBS");
 
 int nzc_compressor_by_name(nz_compressor *c, const char *name, int clevel)
 {
-	static const struct {
-		const char *name, *id, *cname;
-		int clevel, shuffle;
-	} map[] = {
-		{"blosc-lz4", "blosc", "lz4", 5, 1},  {"blosc-zstd", "blosc", "zstd", 5, 1},
-		{"zstd", "zstd", NULL, 1, 0},         {"lz4", "lz4", NULL, 1, 0},
-		{"zlib", "zlib", NULL, 1, 0},         {"gzip", "gzip", NULL, 1, 0},
-		{"none", "none", NULL, 0, 0},
-	};
-	for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
-		if (strcmp(name, map[i].name) != 0)
-			continue;
-		*c = (nz_compressor)NZ_COMPRESSOR_INIT;
-		c->id = map[i].id;
-		c->cname = map[i].cname;
-		c->clevel = clevel >= 0 ? clevel : map[i].clevel;
-		c->shuffle = map[i].shuffle;
-		return 0;
-	}
-	return -1;
+	char err[160];
+	const nzc_codec_choice *k = nzc_codec_choose(name, clevel, err, sizeof err);
+	if (!k)
+		return -1;
+	*c = (nz_compressor)NZ_COMPRESSOR_INIT;
+	c->id = k->id;
+	c->cname = k->cname;
+	c->clevel = clevel >= 0 ? clevel : k->clevel;
+	c->shuffle = k->shuffle;
+	return 0;
 }
 
 /* Default session start: the recording's modification time, local zone. */
@@ -139,10 +104,82 @@ static int add_probe(nz_nwb *f, const nz_session *s, const nzc_args *a, uint64_t
 	return nz_nwb_add_electrodes(f, &e, channels, 1);
 }
 
+/* After a failure, once the library let go of the output: what state it is
+ * in, and --resume only where it can help (a resume of a request that fails
+ * validation fails the same way). */
+void nzc_say_output_state(const char *output, int code, int overwrite)
+{
+	char marker[4096];
+	snprintf(marker, sizeof marker, "%s/%s", output, NZ_INCOMPLETE_MARKER);
+	if (access(marker, F_OK) != 0) {
+		if (overwrite && access(output, F_OK) == 0)
+			fprintf(stderr, "nwbzarr: %s'%s' was left as it was\n", nzc_mpi_tag(), output);
+		return;
+	}
+	if (code == NZ_ENOSPC || code == NZ_EIO || code == NZ_ECANCELED || code == NZ_ENOMEM ||
+	    code == NZ_ECODEC)
+		fprintf(stderr, "nwbzarr: %s'%s' is incomplete; once the cause is fixed, finish it "
+			"by rerunning the same command with --resume, or replace it with "
+			"--overwrite\n", nzc_mpi_tag(), output);
+	else
+		fprintf(stderr, "nwbzarr: %s'%s' is incomplete; fix the request and replace it "
+			"with --overwrite\n", nzc_mpi_tag(), output);
+}
+
 static void say_incomplete(const char *output)
 {
 	fprintf(stderr, "nwbzarr: %s'%s' is incomplete; finish it by rerunning the same command "
 		"with --resume, or replace it with --overwrite\n", nzc_mpi_tag(), output);
+}
+
+/* 1 if the existing `file` lies inside the existing directory `dir`. */
+static int inside(const char *file, const char *dir)
+{
+	char *f = realpath(file, NULL), *d = realpath(dir, NULL);
+	size_t n = d ? strlen(d) : 0;
+	int in = f && d && strncmp(f, d, n) == 0 && (f[n] == '/' || d[n - 1] == '/');
+	free(f);
+	free(d);
+	return in;
+}
+
+/* What the flags ask that cannot work, found before anything is written:
+ * text that is not UTF-8 (readers would fail on the file), times that are
+ * not ISO-8601, and an --overwrite that would delete an input. Returns 0, or the exit status
+ * (2, a usage error) after printing why. */
+static int check_request(const nzc_args *a, const nz_nwb_opts *o)
+{
+	const struct {
+		const char *what, *value;
+	} text[] = {
+		{"--identifier (default: the recording's file name)", o->identifier},
+		{"--session-description (default: names the recording)", o->session_description},
+		{"--experimenter", a->experimenter}, {"--lab", o->lab},
+		{"--institution", o->institution},   {"--subject-id", a->subject_id},
+		{"--species", a->species},           {"--sex", a->sex},
+		{"--age", a->age},                   {"--location", a->location},
+	};
+	const char *inputs[] = {a->input, a->meta, a->spec_from};
+	if (a->json && nzc_json_paths(a->input, a->output) < 0)
+		return 2;
+	for (size_t i = 0; i < sizeof text / sizeof *text; i++)
+		if (nz_text_check(text[i].value, text[i].what) < 0) {
+			fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+			return 2;
+		}
+	if ((a->session_start_time &&
+	     nz_nwb_check_time(a->session_start_time, "--session-start-time") < 0) ||
+	    (a->create_date && nz_nwb_check_time(a->create_date, "--create-date") < 0)) {
+		fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+		return 2;
+	}
+	for (size_t i = 0; a->overwrite && i < sizeof inputs / sizeof *inputs; i++)
+		if (inputs[i] && inside(inputs[i], a->output)) {
+			fprintf(stderr, "nwbzarr: input '%s' lies inside the output '%s': "
+				"--overwrite would delete it\n", inputs[i], a->output);
+			return 2;
+		}
+	return 0;
 }
 
 /* Print the library's error as the CLI's message; returns exit status 1. */
@@ -178,6 +215,7 @@ int nzc_convert(const nzc_args *a)
 	nz_nwb_subject sub = NZ_NWB_SUBJECT_INIT;
 	nz_compressor comp;
 	nz_nwb_resume_info ri = {0};
+	nz_write_stats ws = {0};
 	struct stat st;
 	struct sigaction sa;
 	char start[40], desc[300];
@@ -210,21 +248,18 @@ int nzc_convert(const nzc_args *a)
 		fprintf(stderr, "nwbzarr: %s: %s unknown: pass %s, or put a SpikeGLX .meta or an "
 			"Open Ephys structure.oebin beside the recording\n", a->input,
 			channels ? "sampling rate" : "channel count", channels ? "--rate" : "--channels");
+		rc = 2;
 		goto done;
 	}
-	dtype = numpy_dtype(a->dtype ? a->dtype : found && info.dtype[0] ? info.dtype : "<i2");
+	/* --dtype, --compressor and --clevel were checked by the parser. */
+	dtype = nzc_numpy_dtype(a->dtype ? a->dtype : found && info.dtype[0] ? info.dtype : "<i2");
 	if (!dtype) {
-		fprintf(stderr, "nwbzarr: unknown --dtype '%s' (int16, uint16, int32, float32, ...)\n",
-			a->dtype);
+		fprintf(stderr, "nwbzarr: %s: the side-car's sample type '%s' is not supported\n",
+			a->input, info.dtype);
 		goto done;
 	}
-	if (a->compressor && nzc_compressor_by_name(&comp, a->compressor, a->clevel) < 0) {
-		fprintf(stderr, "nwbzarr: unknown --compressor '%s' (blosc-lz4, blosc-zstd, zstd, "
-			"lz4, zlib, gzip, none)\n", a->compressor);
-		goto done;
-	}
-	if (!a->compressor && a->clevel >= 0)
-		nzc_compressor_by_name(&comp, "blosc-lz4", a->clevel);
+	if (a->compressor || a->clevel >= 0)
+		nzc_compressor_by_name(&comp, a->compressor ? a->compressor : "blosc-lz4", a->clevel);
 	/* Open the input before touching the output: bad input, no output. */
 	ro.dtype = dtype;
 	ro.nchannels = channels;
@@ -236,6 +271,7 @@ int nzc_convert(const nzc_args *a)
 		fprintf(stderr, "nwbzarr: --chunks %llu,%llu: more columns than the %llu channels\n",
 			(unsigned long long)a->chunks[0], (unsigned long long)a->chunks[1],
 			(unsigned long long)channels);
+		rc = 2;
 		goto done;
 	}
 
@@ -261,6 +297,9 @@ int nzc_convert(const nzc_args *a)
 		o.experimenter = &a->experimenter;
 		o.n_experimenter = 1;
 	}
+	if ((rc = check_request(a, &o)) != 0)
+		goto done;
+	rc = 1;
 	o.overwrite = a->overwrite;
 	o.jobs = a->jobs;
 	o.spec_from = a->spec_from;
@@ -268,10 +307,11 @@ int nzc_convert(const nzc_args *a)
 	o.fsync = a->fsync;
 	o.resume = a->resume;
 	o.resume_info = &ri;
+	o.write_stats = &ws;
 	o.compressor = a->compressor || a->clevel >= 0 ? &comp : NULL;
 	o.cancel_flag = &g_cancel;
-	if (!a->quiet && !a->json && isatty(STDERR_FILENO) && nranks == 1)
-		o.progress = progress;
+	if (nranks == 1)
+		o.progress = nzc_progress_for(a->quiet, a->json);
 	o.skip_series_data = o.skip_finalise = nranks > 1;
 
 	memset(&sa, 0, sizeof sa);
@@ -331,16 +371,18 @@ int nzc_convert(const nzc_args *a)
 			"%llu written, %llu temporary files removed\n", a->output,
 			(unsigned long long)ri.chunks_kept, (unsigned long long)ri.chunks_repaired,
 			(unsigned long long)ri.chunks_written, (unsigned long long)ri.temp_removed);
-	nzc_report(a, frames, channels, nz_source_itemsize(src), rate, elapsed,
-		   found ? info.source_path : NULL);
-	rc = 0;
+	rc = nzc_report(a, frames, channels, nz_source_itemsize(src), rate, elapsed,
+			found ? info.source_path : NULL, ws.jobs) < 0;
 	goto done;
 fail:
-	if (g_bar_open)
-		fputc('\n', stderr);
+	nzc_progress_end();
 	rc = nzc_fail();
-	if (f)
-		say_incomplete(a->output);
+	if (f) {
+		int code = nz_error_last()->code;
+		nz_nwb_free(f); /* puts back an --overwrite'n old store */
+		f = NULL;
+		nzc_say_output_state(a->output, code, a->overwrite);
+	}
 done:
 	/* A rank that stopped early still takes part in the remaining
 	 * exchanges, as failed: no rank waits for it. */

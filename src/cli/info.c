@@ -29,8 +29,30 @@ uint64_t nzc_du(const char *dir, int chunks_only)
 	return g_du;
 }
 
-void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
-		double rate, double elapsed_s, const char *sidecar)
+int nzc_json_paths(const char *a, const char *b)
+{
+	if (nz_text_check(a, "--json: the path") < 0 || nz_text_check(b, "--json: the path") < 0) {
+		fprintf(stderr, "nwbzarr: %s\n", nz_error_last()->message);
+		return -1;
+	}
+	return 0;
+}
+
+int nzc_print_json(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
+	json_decref(j);
+	if (!text) {
+		fprintf(stderr, "nwbzarr: cannot write the JSON summary (out of memory)\n");
+		return -1;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+int nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t itemsize,
+	       double rate, double elapsed_s, const char *sidecar, int jobs_used)
 {
 	double bytes = (double)frames * (double)channels * (double)itemsize;
 	double stored = (double)nzc_du(a->output, 0);
@@ -40,22 +62,18 @@ void nzc_report(const nzc_args *a, uint64_t frames, uint64_t channels, size_t it
 				      "input", a->input, "output", a->output, "frames",
 				      (json_int_t)frames, "channels", (json_int_t)channels, "rate",
 				      rate, "bytes", bytes, "stored_bytes", stored, "seconds",
-				      elapsed_s, "mb_per_s", mbps, "jobs", a->jobs ? a->jobs : nz_ncores(),
+				      elapsed_s, "mb_per_s", mbps, "jobs", jobs_used,
 				      "sidecar", sidecar ? json_string(sidecar) : json_null());
-		char *text = j ? json_dumps(j, JSON_SORT_KEYS) : NULL;
-		if (text)
-			printf("%s\n", text);
-		free(text);
-		json_decref(j);
-		return;
+		return nzc_print_json(j);
 	}
 	if (a->quiet)
-		return;
+		return 0;
 	printf("wrote %s: %llu frames x %llu channels at %g Hz; %.1f MB in %.2f s = %.1f MB/s; "
 	       "stored %.1f MB (ratio %.2f)%s%s\n",
 	       a->output, (unsigned long long)frames, (unsigned long long)channels, rate,
 	       bytes / 1e6, elapsed_s, mbps, stored / 1e6, stored > 0 ? bytes / stored : 0,
 	       sidecar ? "; metadata from " : "", sidecar ? sidecar : "");
+	return 0;
 }
 
 /* ---- info ---------------------------------------------------------------- */
@@ -221,6 +239,30 @@ static void print_group(const nzc_args *a, nz_store *st, const char *p, int dept
 	json_decref(attrs);
 }
 
+/* Every metadata document must hold before anything is printed: a tree
+ * drawn from the documents that happen to parse would pass a broken store
+ * off as a smaller good one. 0, or 1 after the message naming the key. */
+static int check_store(nz_store *st, const nodes *l)
+{
+	char key[4096];
+	if (nz_metadata_check(st) < 0)
+		return nzc_fail();
+	for (size_t i = 0; i < l->n; i++) {
+		nz_array *arr = NULL;
+		snprintf(key, sizeof key, "%s%s.zgroup", l->paths[i], *l->paths[i] ? "/" : "");
+		if (nz_store_exists(st, key) == 1)
+			continue;
+		/* an array: the library's own reader judges its .zarray */
+		if (nz_array_open(&arr, st, l->paths[i]) < 0) {
+			fprintf(stderr, "nwbzarr: '%s': %s\n", nz_store_describe(st),
+				nz_error_last()->message);
+			return 1;
+		}
+		nz_array_free(arr);
+	}
+	return 0;
+}
+
 int nzc_info(const nzc_args *a)
 {
 	nz_store *st = NULL;
@@ -243,6 +285,13 @@ int nzc_info(const nzc_args *a)
 		return nzc_fail();
 	}
 	qsort(l.paths, l.n, sizeof *l.paths, cmp);
+	if (check_store(st, &l) != 0) {
+		for (size_t i = 0; i < l.n; i++)
+			free(l.paths[i]);
+		free(l.paths);
+		nz_store_free(st);
+		return 1;
+	}
 	/* An incomplete store is still listed (to see how far it got), flagged
 	 * first, and the exit status says so (3, docs/cli.md). */
 	if ((complete = nz_nwb_check_complete(st)) < 0 && complete != NZ_EINCOMPLETE) {

@@ -1,9 +1,9 @@
 /* nz_export_hdf5: the HDF5 model written in hdmf-zarr's conventions. Groups
  * and attributes are written serially; each fixed-size dataset larger than
  * SMALL_BYTES streams through nz_write_array from an HDF5 source. */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _XOPEN_SOURCE 700 /* POSIX interfaces under -std=c11 */
 #include <errno.h>
-#include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "export/export_impl.h"
+#include "codec/codec.h"
 #include "hdmf/hdmf.h"
+#include "store/replace.h"
 #include "util/alloc.h"
 #include "util/json.h"
 
@@ -31,6 +33,7 @@ typedef struct xctx {
 	char *root_oid;
 	int resume;                 /* store compares metadata; chunks kept */
 	nz_nwb_resume_info resumed; /* what the resume found */
+	nz__replace replace;        /* an overwritten old store, kept until the end */
 } xctx;
 
 static double now_s(void)
@@ -191,7 +194,7 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 	uint64_t start[NZ_MAX_DIMS] = { 0 }, one[1] = { 1 }, ones[NZ_MAX_DIMS];
 	nz_source_ops ops = { NZ_SOURCE_OPS_VERSION, h5_source_read, NULL };
 	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
-	nz_write_stats ws;
+	nz_write_stats ws = {0};
 	nz_source *src = NULL;
 	void *buf = NULL;
 	char vdtype[32];
@@ -236,6 +239,8 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 	}
 	err = x->resume ? nz__hdmf_write_resumed(a, x->store, src, &wo, &x->resumed)
 			: nz_write_array(a, src, &wo);
+	if (ws.jobs > x->st.jobs)
+		x->st.jobs = ws.jobs;
 	nz_source_free(src);
 	return err;
 }
@@ -459,44 +464,23 @@ done:
 	return err;
 }
 
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p) != 0 ? -1 : 0;
-}
-
-/* Replace only a Zarr store or a fresh (empty or temp-only) directory,
- * never other data. */
-static int prepare_dst(const char *dst, int overwrite)
-{
-	struct stat sb;
-	char probe[4096];
-	if (stat(dst, &sb) != 0)
-		return errno == ENOENT ? 0 : nz__error_errno(errno, "cannot stat output", dst);
-	if (!overwrite)
-		return nz__error_set(NZ_EEXISTS, "output '%s' exists (use overwrite)", dst);
-	snprintf(probe, sizeof probe, "%s/.zgroup", dst);
-	if (access(probe, F_OK) != 0)
-		snprintf(probe, sizeof probe, "%s/" NZ_INCOMPLETE_MARKER, dst);
-	if (!S_ISDIR(sb.st_mode) || (access(probe, F_OK) != 0 && !nz__hdmf_dir_is_fresh(dst)))
-		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not replacing it",
-				     dst);
-	/* .zmetadata first: killed half way, the old store must not look
-	 * complete (nftw removes in no set order). */
-	snprintf(probe, sizeof probe, "%s/.zmetadata", dst);
-	if (unlink(probe) != 0 && errno != ENOENT)
-		return nz__error_errno(errno, "cannot remove the old output", probe);
-	if (nftw(dst, rm_cb, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		return nz__error_errno(errno, "cannot remove the old output", dst);
-	return 0;
-}
-
 /* The output store: reopened to resume, or created with the incomplete
  * marker as its first key. */
 static int open_dst(xctx *x, const char *src, const char *dst)
 {
 	unsigned int flags = x->o.fsync ? NZ_STORE_FSYNC : 0;
+	const char *keep[] = {src, NULL};
+	nz_codec *c = NULL;
 	json_t *m = NULL;
 	int err;
+	/* A compressor that would fail at the first dataset fails now, before
+	 * the output is touched. */
+	if (x->o.compressor && (err = nz__codec_from_compressor(&c, x->o.compressor)) < 0)
+		return nz__error_wrap("compressor");
+	nz__codec_free(c);
+	if (x->o.jobs < 0 || x->o.jobs > NZ_WRITE_MAX_JOBS)
+		return nz__error_set(NZ_EINVAL, "jobs must be 0 (all cores) to %d, not %d",
+				     NZ_WRITE_MAX_JOBS, x->o.jobs);
 	if (x->o.resume && x->o.overwrite)
 		return nz__error_set(NZ_EINVAL, "'%s': resume and overwrite exclude each other", dst);
 	if (x->o.resume && x->o.phase != NZ_EXPORT_ALL)
@@ -511,7 +495,8 @@ static int open_dst(xctx *x, const char *src, const char *dst)
 	}
 	/* Resuming with nothing to resume (no output, or an empty directory a
 	 * writer killed before its marker left) starts afresh. */
-	if ((err = prepare_dst(dst, x->o.overwrite || x->o.resume)) < 0 ||
+	if ((err = nz__replace_begin(&x->replace, dst, x->o.overwrite || x->o.resume,
+				     NZ_INCOMPLETE_MARKER, keep)) < 0 ||
 	    (err = nz_store_open_dir(&x->store, dst, flags | NZ_STORE_CREATE)) < 0)
 		return err;
 	if (!(m = json_pack("{s:s}", "source", src)))
@@ -532,12 +517,12 @@ int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
 	x.o = opts ? *opts : dflt;
 	if (!src || !dst)
 		return nz__error_set(NZ_EINVAL, "export: source and destination are required");
-	if (x.o.version != NZ_EXPORT_OPTS_VERSION)
+	if (x.o.version != NZ_EXPORT_OPTS_VERSION && x.o.version != 1)
 		return nz__error_set(NZ_EINVAL, "export: unknown options version %u", x.o.version);
 	nz__alloc_init();
 	if ((err = nz__h5_open(&x.f, src)) < 0)
 		goto done;
-	if ((err = nz__h5_walk(&x.m, x.f)) < 0)
+	if ((err = nz__h5_walk(&x.m, x.f)) < 0 || (err = nz__xmodel_check_nwb(&x.m, src)) < 0)
 		goto done;
 	if (x.o.phase == NZ_EXPORT_DATA) {
 		/* Into the store a METADATA export made: nothing to prepare. */
@@ -557,12 +542,20 @@ int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
 		goto done;
 	err = write_all(&x);
 done:
+	/* Only a finished store replaces the old one; a failed one gives it back. */
+	if (err == 0)
+		err = nz__replace_commit(&x.replace);
+	nz_store_free(x.store);
+	x.store = NULL;
+	if (err < 0)
+		nz__replace_abort(&x.replace);
 	x.st.elapsed_s = now_s() - t0;
 	x.st.chunks_kept = x.resumed.chunks_kept;
 	x.st.chunks_repaired = x.resumed.chunks_repaired;
 	x.st.temp_removed = x.resumed.temp_removed;
 	if (opts && opts->stats)
-		*opts->stats = x.st;
+		memcpy(opts->stats, &x.st, x.o.version == 1 ? offsetof(nz_export_stats, jobs)
+							    : sizeof x.st);
 	json_decref(x.links);
 	nz__free(x.root_oid);
 	nz__xmodel_clear(&x.m);

@@ -1,5 +1,6 @@
 /* Opening an HDF5 file and walking it into the neutral model. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -118,6 +119,36 @@ NZ__H5_HELD static int read_attrs(struct walk *w, hid_t obj, nz__xnode *node)
 	return w->err;
 }
 
+/* Export and verify visit every element: a dataset whose shape claims far
+ * more than the file stores (no compressor packs a million to one; only
+ * unwritten chunks read as fill values do) is a hostile or broken file, and
+ * would keep both busy for days. Refused before anything is written. */
+#define PLAUSIBLE_MIN_BYTES ((uint64_t)1 << 30)
+#define PLAUSIBLE_RATIO_LOG2 20
+
+NZ__H5_HELD static int plausible_size(const nz__xnode *node, hid_t d)
+{
+	hid_t ft = H5Dget_type(d);
+	uint64_t bytes = ft >= 0 ? H5Tget_size(ft) : 0, stored = H5Dget_storage_size(d);
+	int i, over = 0;
+	if (ft >= 0)
+		H5Tclose(ft);
+	for (i = 0; i < node->ndim; i++) {
+		if (node->shape[i] && bytes > UINT64_MAX / node->shape[i])
+			over = 1;
+		else
+			bytes *= node->shape[i];
+	}
+	if (over)
+		return nz__error_set(NZ_EFORMAT, "'%s': its shape asks for more than 2^64 bytes (an "
+				     "absurd shape?)", node->path);
+	if (bytes > PLAUSIBLE_MIN_BYTES && stored < bytes >> PLAUSIBLE_RATIO_LOG2)
+		return nz__error_set(NZ_EFORMAT, "'%s': its shape asks for %" PRIu64 " bytes but the "
+				     "file stores %" PRIu64 " of them (an absurd shape?)", node->path,
+				     bytes, stored);
+	return 0;
+}
+
 NZ__H5_HELD static int dataset_shape(nz__xnode *node, hid_t d)
 {
 	hid_t space = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
@@ -141,6 +172,7 @@ NZ__H5_HELD static int dataset_shape(nz__xnode *node, hid_t d)
 	if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndim, ch) == ndim)
 		for (i = 0; i < ndim; i++)
 			node->chunks[i] = ch[i];
+	err = plausible_size(node, d);
 done:
 	if (space >= 0)
 		H5Sclose(space);

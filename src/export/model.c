@@ -160,6 +160,30 @@ const nz__xnode *nz__xmodel_find(const nz__xmodel *m, const char *path)
 	return bsearch(&key, m->nodes, m->count, sizeof *m->nodes, cmp_node);
 }
 
+int nz__xmodel_check_nwb(const nz__xmodel *m, const char *file)
+{
+	const nz__xnode *root = nz__xmodel_find(m, "/");
+	if (!root || !json_is_string(json_object_get(root->attrs, "nwb_version")))
+		return nz__error_set(NZ_EFORMAT, "'%s' is not an NWB file: its root has no "
+				     "nwb_version attribute", file);
+	for (size_t i = 0; i < m->count; i++) {
+		const nz__xnode *n = &m->nodes[i], *t = n;
+		size_t steps = 0;
+		if (n->kind != NZ__X_SOFTLINK)
+			continue;
+		/* follow a chain of links: it must end at a group or dataset */
+		while (t && t->kind == NZ__X_SOFTLINK && steps++ <= m->count)
+			t = nz__xmodel_find(m, t->link_target);
+		if (!t)
+			return nz__error_set(NZ_EFORMAT, "'%s': link '%s' leads to '%s', which does not "
+					     "exist", file, n->path, n->link_target);
+		if (t->kind == NZ__X_SOFTLINK)
+			return nz__error_set(NZ_EFORMAT, "'%s': link '%s' leads round a circle of links",
+					     file, n->path);
+	}
+	return 0;
+}
+
 void nz__xnode_clear(nz__xnode *n)
 {
 	nz__free(n->path);

@@ -97,6 +97,12 @@ int nz__xmodel_add(nz__xmodel *m, const nz__xnode *node);
 void nz__xmodel_sort(nz__xmodel *m);
 /** The node at `path` or NULL. */
 const nz__xnode *nz__xmodel_find(const nz__xmodel *m, const char *path);
+/** What export and verify require of a walked (sorted) file before they
+ *  touch anything: an NWB file (its root has an nwb_version attribute) whose
+ *  soft links all lead (directly or through other links, never round a
+ *  circle) to a group or dataset of the file. NZ_EFORMAT naming `file`,
+ *  the object and the problem otherwise. */
+int nz__xmodel_check_nwb(const nz__xmodel *m, const char *file);
 void nz__xmodel_clear(nz__xmodel *m);
 void nz__xnode_clear(nz__xnode *n);
 

@@ -5,9 +5,11 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "engine/pool.h"
 #include "export/export_impl.h"
@@ -24,6 +26,7 @@ typedef struct vside {
 	nz__h5file *f;
 	nz_store *store;
 	nz__xmodel m;
+	char meta_diff[NZ_ERROR_MSG_MAX]; /* .zmetadata disagreeing with the documents */
 } vside;
 
 typedef struct vctx {
@@ -66,11 +69,19 @@ static int open_side(vside *s, const char *path)
 		 * lack .zmetadata and are compared as they are.) */
 		if ((err = nz_store_exists(s->store, NZ_INCOMPLETE_MARKER)) != 0)
 			return err < 0 ? err : nz_nwb_check_complete(s->store);
-		return nz__z_walk(&s->m, s->store);
-	}
-	if ((err = nz__h5_open(&s->f, path)) < 0)
+		/* What readers of .zmetadata see must be what is compared: a
+		 * document that does not parse stops verify, a consolidated copy
+		 * that disagrees is a difference like any other. */
+		if ((err = nz_metadata_check(s->store)) == NZ_EMISMATCH)
+			snprintf(s->meta_diff, sizeof s->meta_diff, "%s", nz_error_last()->message);
+		else if (err < 0)
+			return err;
+		if ((err = nz__z_walk(&s->m, s->store)) < 0)
+			return err;
+	} else if ((err = nz__h5_open(&s->f, path)) < 0 || (err = nz__h5_walk(&s->m, s->f)) < 0) {
 		return err;
-	return nz__h5_walk(&s->m, s->f);
+	}
+	return nz__xmodel_check_nwb(&s->m, path);
 }
 
 static void close_side(vside *s)
@@ -368,10 +379,41 @@ static int compare_node(vctx *v, const nz__xnode *x, const nz__xnode *y)
 	return compare_values(v, x, y);
 }
 
+static uint64_t value_bytes(const nz__xnode *n)
+{
+	uint64_t count = 0;
+	if (n->kind != NZ__X_DATASET || nz__xnode_count(&count, n, n->shape) < 0)
+		return 0;
+	return count * n->type.size;
+}
+
+/* After each object of the first file; non-zero from the callback cancels. */
+static int report_progress(vctx *v, nz_progress *p, const nz__xnode *x, double t0)
+{
+	struct timespec ts;
+	if (!v->o.progress || !x)
+		return 0;
+	p->bytes_done += value_bytes(x);
+	p->chunks_done++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p->elapsed_s = (double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0;
+	if (v->o.progress(p, v->o.progress_ctx) != 0)
+		return nz__error_set(NZ_ECANCELED, "verify '%s' and '%s': canceled", v->a.path,
+				     v->b.path);
+	return 0;
+}
+
 static int compare_models(vctx *v)
 {
 	size_t i = 0, j = 0;
 	int err = 0;
+	nz_progress p = {0, 0, 0, v->a.m.count, 0};
+	struct timespec ts;
+	double t0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	for (size_t k = 0; v->o.progress && k < v->a.m.count; k++)
+		p.bytes_total += value_bytes(&v->a.m.nodes[k]);
 	while ((i < v->a.m.count || j < v->b.m.count) && !err) {
 		const nz__xnode *x = i < v->a.m.count ? &v->a.m.nodes[i] : NULL;
 		const nz__xnode *y = j < v->b.m.count ? &v->b.m.nodes[j] : NULL;
@@ -382,11 +424,14 @@ static int compare_models(vctx *v)
 		} else if (c > 0) {
 			diff(v, y->path, "%s is missing in '%s'", kind_name(y->kind), v->a.path);
 			j++;
+			x = NULL; /* nothing of the first file done */
 		} else {
 			err = compare_node(v, x, y);
 			i++;
 			j++;
 		}
+		if (!err)
+			err = report_progress(v, &p, x, t0);
 	}
 	return err;
 }
@@ -402,14 +447,25 @@ int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opt
 		*ndiff = 0;
 	if (!a || !b)
 		return nz__error_set(NZ_EINVAL, "verify: two files are required");
-	v.o = opts ? *opts : dflt;
-	if (v.o.version != NZ_VERIFY_OPTS_VERSION)
+	v.o = dflt;
+	if (opts && opts->version == 1) /* ends before progress */
+		memcpy(&v.o, opts, offsetof(nz_verify_opts, progress));
+	else if (opts)
+		v.o = *opts;
+	if (v.o.version != NZ_VERIFY_OPTS_VERSION && v.o.version != 1)
 		return nz__error_set(NZ_EINVAL, "verify: unknown options version %u", v.o.version);
+	if (v.o.jobs < 0 || v.o.jobs > NZ_WRITE_MAX_JOBS)
+		return nz__error_set(NZ_EINVAL, "verify: jobs must be 0 (all cores) to %d, not %d",
+				     NZ_WRITE_MAX_JOBS, v.o.jobs);
 	if (!v.o.max_diffs)
 		v.o.max_diffs = 1000;
 	nz__alloc_init();
 	if ((err = open_side(&v.a, a)) < 0 || (err = open_side(&v.b, b)) < 0)
 		goto done;
+	if (v.a.meta_diff[0])
+		diff(&v, "/.zmetadata", "%s", v.a.meta_diff);
+	if (v.b.meta_diff[0])
+		diff(&v, "/.zmetadata", "%s", v.b.meta_diff);
 	if ((err = compare_models(&v)) < 0)
 		goto done;
 	if (v.ndiff)

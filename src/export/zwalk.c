@@ -256,6 +256,18 @@ done:
 	return err;
 }
 
+/* Sorts the model; a zarr_link named like a child of its group (or any two
+ * objects at one path) would make every lookup of that path ambiguous. */
+static int unique_paths(nz__xmodel *m)
+{
+	nz__xmodel_sort(m);
+	for (size_t i = 1; i < m->count; i++)
+		if (strcmp(m->nodes[i - 1].path, m->nodes[i].path) == 0)
+			return nz__error_set(NZ_EFORMAT, "two objects at '%s' (a zarr_link named like a "
+					     "group or array beside it)", m->nodes[i].path);
+	return 0;
+}
+
 int nz__z_walk(nz__xmodel *out, nz_store *store)
 {
 	struct keys k = { 0 };
@@ -269,6 +281,8 @@ int nz__z_walk(nz__xmodel *out, nz_store *store)
 		err = add_node(out, store, k.v[i]);
 	if (!err && !k.n)
 		err = nz__error_set(NZ_EFORMAT, "'%s' holds no Zarr group", nz_store_describe(store));
+	if (!err)
+		err = unique_paths(out);
 done:
 	for (i = 0; i < k.n; i++)
 		nz__free(k.v[i]);
@@ -277,6 +291,5 @@ done:
 		nz__xmodel_clear(out);
 		return nz__error_wrap("'%s'", nz_store_describe(store));
 	}
-	nz__xmodel_sort(out);
 	return 0;
 }

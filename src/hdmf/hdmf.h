@@ -242,7 +242,8 @@ int nz__hdmf_remove_temps(const char *path, uint64_t *removed);
 
 /** 1 if `path` is a directory holding nothing but temporary files (a writer
  *  killed before its incomplete marker left it: writing afresh there is
- *  resuming), 0 otherwise (including when it does not exist). */
+ *  resuming), 0 otherwise (including when it does not exist). The store
+ *  layer's nz__store_dir_is_fresh, which the replace routine uses too. */
 int nz__hdmf_dir_is_fresh(const char *path);
 
 /** Write `src` into `a` (on `store`) through the engine like

@@ -4,7 +4,6 @@
  * temporary files, and an engine sink that keeps chunks already stored
  * whole. */
 #define _XOPEN_SOURCE 700 /* nftw */
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdatomic.h>
@@ -13,6 +12,7 @@
 
 #include "engine/write.h"
 #include "hdmf/hdmf.h"
+#include "store/replace.h"
 #include "store/store_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -169,15 +169,7 @@ int nz__hdmf_remove_temps(const char *path, uint64_t *removed)
 
 int nz__hdmf_dir_is_fresh(const char *path)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int empty = d != NULL;
-	while (d && empty && (e = readdir(d)) != NULL)
-		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-			nz__store_is_temp_name(e->d_name);
-	if (d)
-		closedir(d);
-	return empty;
+	return nz__store_dir_is_fresh(path);
 }
 
 int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const char *path,

@@ -23,7 +23,9 @@ int nz__nwb_read_file(char **out, size_t *len, const char *path, size_t max)
 	size_t got = 0;
 	int fd, err = 0;
 	*out = NULL;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* O_NONBLOCK: a FIFO opens at once (and is then refused below) instead
+	 * of waiting for a writer; it changes nothing for regular files. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return nz__error_errno(errno, "cannot open", path);
 	if (fstat(fd, &st) != 0) {
 		err = nz__error_errno(errno, "cannot stat", path);

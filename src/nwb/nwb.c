@@ -1,19 +1,21 @@
 /* NWBFile: creation (root datasets written at once), metadata objects
  * (subject, devices, electrode groups, processing modules) and close. */
 /* nftw is an XSI interface. */
-#define _XOPEN_SOURCE 700
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/codec.h"
 #include "nwb/nwb_impl.h"
+#include "store/replace.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/utf8.h"
 
 int nz__nwb_check_name(const char *name, const char *what)
 {
@@ -54,6 +56,11 @@ bad:
 			     "%s '%s' is not an ISO-8601 date-time with a time zone "
 			     "(e.g. 2024-01-02T03:04:05-08:00 or 2024-01-02T11:04:05Z)",
 			     what, t);
+}
+
+int nz_nwb_check_time(const char *t, const char *what)
+{
+	return nz__nwb_check_time(t, what ? what : "time");
 }
 
 int nz__nwb_check_open(const nz_nwb *f, const char *what)
@@ -114,50 +121,22 @@ static int push(char ***list, size_t *n, const char *name)
 	return 0;
 }
 
-/* ---- creating the output directory -------------------------------------- */
+/* The NWBFile text of nz_nwb_opts and where it goes: written by write_root,
+ * checked up front by check_text. */
+typedef struct text_field {
+	const char *path, *value;
+} text_field;
+typedef struct text_list {
+	const char *path;
+	const char *const *items;
+	size_t n;
+} text_list;
+#define N_TEXT 7
+#define N_LISTS 3
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+static void text_of(text_field *scalars, text_list *lists, const nz_nwb_opts *o)
 {
-	return remove(p) != 0 ? -1 : 0;
-}
-
-/* An existing output is replaced only when it is a Zarr store (has .zgroup)
- * or empty: never delete a directory that something else put there. */
-static int prepare_output(const char *path, int overwrite)
-{
-	struct stat st;
-	char probe[4096];
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		return nz__error_errno(errno, "cannot inspect output", path);
-	}
-	if (!overwrite)
-		return nz__error_set(NZ_EEXISTS, "output '%s' already exists (use --overwrite)", path);
-	if (!S_ISDIR(st.st_mode))
-		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a directory: not "
-				     "replacing it", path);
-	snprintf(probe, sizeof probe, "%s/.zgroup", path);
-	if (access(probe, F_OK) != 0)
-		snprintf(probe, sizeof probe, "%s/" NZ_INCOMPLETE_MARKER, path);
-	if (access(probe, F_OK) != 0 && rmdir(path) != 0)
-		return nz__error_set(NZ_EEXISTS, "output '%s' exists and is not a Zarr store: not "
-				     "replacing it", path);
-	/* .zmetadata first: killed half way, the old store must not look
-	 * complete (nftw removes in no set order). */
-	snprintf(probe, sizeof probe, "%s/.zmetadata", path);
-	if (unlink(probe) != 0 && errno != ENOENT)
-		return nz__error_errno(errno, "cannot remove old output", probe);
-	if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-		return nz__error_errno(errno, "cannot remove old output", path);
-	return 0;
-}
-
-static int write_root(nz_nwb *f, const nz_nwb_opts *o)
-{
-	struct {
-		const char *path, *value;
-	} scalars[] = {
+	const text_field s[N_TEXT] = {
 		{"identifier", o->identifier},
 		{"session_description", o->session_description},
 		{"general/lab", o->lab},
@@ -166,20 +145,25 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 		{"general/session_id", o->session_id},
 		{"general/notes", o->notes},
 	};
-	struct {
-		const char *path;
-		const char *const *items;
-		size_t n;
-	} lists[] = {
+	const text_list l[N_LISTS] = {
 		{"general/experimenter", o->experimenter, o->n_experimenter},
 		{"general/keywords", o->keywords, o->n_keywords},
 		{"general/related_publications", o->related_publications, o->n_related_publications},
 	};
+	memcpy(scalars, s, sizeof s);
+	memcpy(lists, l, sizeof l);
+}
+
+static int write_root(nz_nwb *f, const nz_nwb_opts *o)
+{
+	text_field scalars[N_TEXT];
+	text_list lists[N_LISTS];
 	const char *groups[] = {"acquisition", "analysis", "general", "processing",
 				"stimulus/presentation", "stimulus/templates"};
 	const char *created = o->file_create_date; /* set by nz_nwb_create */
 	int err;
 
+	text_of(scalars, lists, o);
 	for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
 		if ((err = nz__hdmf_group(&f->h, groups[i], NULL)) < 0)
 			return err;
@@ -205,6 +189,8 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 	return 0;
 }
 
+static int check_text(const nz_nwb_opts *o);
+
 static int check_opts(const nz_nwb_opts *o)
 {
 	int err;
@@ -222,33 +208,108 @@ static int check_opts(const nz_nwb_opts *o)
 	if (o->file_create_date &&
 	    (err = nz__nwb_check_time(o->file_create_date, "file_create_date")) < 0)
 		return err;
-	if (o->jobs < 0)
-		return nz__error_set(NZ_EINVAL, "jobs must be >= 0 (0 = all cores), not %d", o->jobs);
+	if (o->jobs < 0 || o->jobs > NZ_WRITE_MAX_JOBS)
+		return nz__error_set(NZ_EINVAL, "jobs must be 0 (all cores) to %d, not %d",
+				     NZ_WRITE_MAX_JOBS, o->jobs);
+	return check_text(o);
+}
+
+/* Every string written as text must be UTF-8 (readers fail otherwise),
+ * checked before the output is touched. */
+static int check_text(const nz_nwb_opts *o)
+{
+	text_field one[N_TEXT];
+	text_list lists[N_LISTS];
+	char what[80];
+	int err;
+	text_of(one, lists, o);
+	for (size_t i = 0; i < N_TEXT; i++) {
+		snprintf(what, sizeof what, "NWBFile '/%s'", one[i].path);
+		if ((err = nz__utf8_check(one[i].value, what)) < 0)
+			return err;
+	}
+	for (size_t i = 0; i < N_LISTS; i++)
+		for (size_t k = 0; k < lists[i].n; k++) {
+			snprintf(what, sizeof what, "NWBFile '/%s' entry %zu", lists[i].path, k);
+			if (!lists[i].items[k])
+				return nz__error_set(NZ_EINVAL, "%s is NULL", what);
+			if ((err = nz__utf8_check(lists[i].items[k], what)) < 0)
+				return err;
+		}
 	return 0;
+}
+
+/* What would fail at close or in the first write is tried now, before the
+ * output is touched: the compressor and --spec-from (read into memory and
+ * dropped; nz_nwb_close reads it again). */
+static int check_inputs(const nz_nwb_opts *o)
+{
+	nz_codec *c = NULL;
+	nz_store *mem = NULL;
+	nz__hdmf h;
+	json_t *root = NULL;
+	struct stat st;
+	int err;
+	if (o->compressor && (err = nz__codec_from_compressor(&c, o->compressor)) < 0)
+		return nz__error_wrap("compressor");
+	nz__codec_free(c);
+	if (!o->spec_from)
+		return 0;
+	/* A FIFO or device would block libhdf5's open, or feed it anything. */
+	if (stat(o->spec_from, &st) != 0)
+		return nz__error_errno(errno, "spec_from: cannot open", o->spec_from);
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return nz__error_set(NZ_EINVAL, "spec_from '%s' is neither a file nor a directory",
+				     o->spec_from);
+	if (!(root = json_object())) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory checking '%s'", o->spec_from);
+		goto done;
+	}
+	if ((err = nz_store_new_memory(&mem)) < 0 || (err = nz__hdmf_init(&h, mem, 1, NULL)) < 0 ||
+	    (err = nz__hdmf_copy_specs(&h, o->spec_from, root)) < 0)
+		goto done;
+done:
+	json_decref(root);
+	nz_store_free(mem);
+	if (err < 0)
+		nz__error_wrap("spec_from '%s' cannot give the cached schema", o->spec_from);
+	return err;
 }
 
 int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 {
 	nz_nwb *f = NULL;
-	nz_nwb_opts oc;
+	nz_nwb_opts oc, v2;
 	uint64_t seed = 0;
 	int err;
 	*out = NULL;
 	if (!path || !*path)
 		return nz__error_set(NZ_EINVAL, "nz_nwb_create: no output path");
-	if ((err = check_opts(o)) < 0 ||
-	    (!o->resume && (err = prepare_output(path, o->overwrite)) < 0))
+	if (o && o->version == 1) { /* a version-1 struct ends before write_stats */
+		memset(&v2, 0, sizeof v2);
+		memcpy(&v2, o, offsetof(nz_nwb_opts, write_stats));
+		v2.version = NZ_NWB_OPTS_VERSION;
+		o = &v2;
+	}
+	if ((err = check_opts(o)) < 0 || (err = check_inputs(o)) < 0)
 		return err;
 	if (!(f = nz__calloc(1, sizeof *f)) || !(f->path = nz__strdup(path)) ||
 	    (o->spec_from && !(f->spec_from = nz__strdup(o->spec_from)))) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory creating '%s'", path);
 		goto done;
 	}
+	if (!o->resume) {
+		const char *keep[] = {o->spec_from, NULL};
+		if ((err = nz__replace_begin(&f->replace, path, o->overwrite, NZ_INCOMPLETE_MARKER,
+					     keep)) < 0)
+			goto done;
+	}
 	f->wopts = (nz_write_opts)NZ_WRITE_OPTS_INIT;
 	f->wopts.jobs = o->jobs;
 	f->wopts.progress = o->progress;
 	f->wopts.progress_ctx = o->progress_ctx;
 	f->wopts.cancel_flag = o->cancel_flag;
+	f->wopts.stats = o->write_stats;
 	f->skip_series_data = o->skip_series_data;
 	f->skip_finalise = o->skip_finalise;
 	f->resume_info = o->resume_info;
@@ -290,6 +351,8 @@ void nz_nwb_free(nz_nwb *f)
 	nz__free(f->rows);
 	nz__free(f->spec_from);
 	nz_store_free(f->store);
+	/* Not closed successfully: an old store set aside comes back. */
+	nz__replace_abort(&f->replace);
 	nz__free(f->path);
 	nz__free(f);
 }
@@ -475,6 +538,8 @@ int nz_nwb_close(nz_nwb *f)
 	    (err = f->skip_finalise ? nz_store_sync(f->store)
 				    : nz__hdmf_marker_finish(f->store)) < 0)
 		goto done;
+	/* The new file is in place: only now does the old one go. */
+	err = nz__replace_commit(&f->replace);
 done:
 	json_decref(root);
 	if (err < 0)

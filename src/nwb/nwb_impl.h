@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "hdmf/hdmf.h"
+#include "store/replace.h"
 #include "nwbzarr/nwb.h"
 
 /** One added ElectrodeGroup (for refs and the group_name column). */
@@ -47,6 +48,7 @@ struct nz_nwb {
 	char create_date[64];          /* file_create_date written (from the marker on resume) */
 	nz_nwb_resume_info resumed;    /* what the resume found so far */
 	nz_nwb_resume_info *resume_info; /* caller's copy, may be NULL */
+	nz__replace replace;           /* an --overwrite'n old store, kept until close */
 };
 
 #define NZ__NWB_ELECTRODES "general/extracellular_ephys/electrodes"

@@ -84,7 +84,7 @@ int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t l
 	char *key = NULL;
 	int err;
 	if (a->sharded)
-		return nz__error_set(NZ_EUNSUPPORTED, "array '%s' is sharded: writing sharded arrays is not supported yet",
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s' is sharded: write whole shards (nz_array_write_shard), not chunks",
 				     a->path);
 	if ((err = nz_array_chunk_key(&key, a, idx)) < 0)
 		return err;
@@ -98,7 +98,7 @@ int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t l
 
 /* zarr's write_empty_chunks=False test: every element equals the fill value
  * (NaN equals NaN, as in zarr's all_equal). */
-static int chunk_is_empty(const nz_array *a, const unsigned char *data)
+int nz__chunk_is_empty(const nz_array *a, const unsigned char *data)
 {
 	size_t i, sz = a->dtype.itemsize;
 	for (i = 0; i < a->chunk_nelems; i++, data += sz) {
@@ -140,7 +140,7 @@ int nz_array_write_chunk(nz_array *a, nz_scratch *scratch, const uint64_t *idx, 
 	if (len != a->chunk_nbytes)
 		return nz__error_set(NZ_EINVAL, "array '%s': chunk data is %zu bytes, a full chunk is %zu",
 				     a->path, len, a->chunk_nbytes);
-	if (a->skip_empty && chunk_is_empty(a, data))
+	if (a->skip_empty && nz__chunk_is_empty(a, data))
 		return nz__chunk_store(a, idx, NULL, 0);
 	if ((err = nz__chunk_encode(a, s, data, len, a->dtype.itemsize, &enc, &enclen)) == 0)
 		err = nz__chunk_store(a, idx, enc, enclen);

@@ -193,3 +193,78 @@ done:
 	json_decref(doc);
 	return err;
 }
+
+/* Each document as nz_consolidate would copy it, checked on the way. */
+static int check_one(const char *key, void *payload)
+{
+	consolidate_ctx *ctx = payload;
+	const char *base = strrchr(key, '/');
+	const json_t *doc;
+	int err;
+	if (!is_meta_key(key))
+		return 0;
+	if ((err = consolidate_one(key, payload)) < 0)
+		return err;
+	doc = json_object_get(ctx->metadata, key);
+	base = base ? base + 1 : key;
+	if (strcmp(base, ".zarray") != 0 && !json_is_object(doc))
+		return nz__error_set(NZ_EFORMAT, "%s: expected a JSON object, not %s", key,
+				     nz__json_type_name(doc));
+	if (strcmp(base, ".zgroup") == 0 && json_integer_value(json_object_get(doc, "zarr_format")) != 2)
+		return nz__error_set(NZ_EFORMAT, "%s: not a Zarr v2 group (zarr_format must be 2)", key);
+	return 0;
+}
+
+/* The first key where consolidated `got` and the store's `want` disagree. */
+static int consolidated_differs(const json_t *got, const json_t *want)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)want, key, v) {
+		if (!json_object_get(got, key))
+			return nz__error_set(NZ_EMISMATCH, ".zmetadata lacks '%s'", key);
+		if (!json_equal(v, json_object_get(got, key)))
+			return nz__error_set(NZ_EMISMATCH, ".zmetadata: its copy of '%s' differs from the "
+					     "file", key);
+	}
+	json_object_foreach((json_t *)got, key, v)
+		if (!json_object_get(want, key))
+			return nz__error_set(NZ_EMISMATCH, ".zmetadata lists '%s', which the store lacks",
+					     key);
+	return 0;
+}
+
+int nz_metadata_check(nz_store *store)
+{
+	consolidate_ctx ctx = { store, NULL };
+	json_t *meta = NULL, *docs;
+	int err;
+	nz__alloc_init();
+	if (!(ctx.metadata = json_object())) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory reading metadata");
+		goto done;
+	}
+	if ((err = nz_store_list(store, "", check_one, &ctx)) < 0)
+		goto done;
+	err = nz__zarr_get_doc(&meta, store, ".zmetadata");
+	if (err == NZ_ENOTFOUND) {
+		err = 0;
+		goto done;
+	}
+	if (err < 0)
+		goto done;
+	docs = json_object_get(meta, "metadata");
+	if (!json_is_object(docs) ||
+	    json_integer_value(json_object_get(meta, "zarr_consolidated_format")) != 1) {
+		err = nz__error_set(NZ_EFORMAT, ".zmetadata: not consolidated metadata (a 'metadata' "
+				    "object and zarr_consolidated_format 1)");
+		goto done;
+	}
+	err = consolidated_differs(docs, ctx.metadata);
+done:
+	json_decref(ctx.metadata);
+	json_decref(meta);
+	if (err < 0)
+		return nz__error_wrap("'%s'", nz_store_describe(store));
+	return 0;
+}

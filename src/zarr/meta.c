@@ -99,6 +99,7 @@ int nz__zarr_parse_dims(uint64_t *dims, int *ndim, const json_t *v, const char *
 int nz__array_sizes(nz_array *a, const char *what)
 {
 	size_t n = 1;
+	uint64_t total;
 	int i;
 	for (i = 0; i < a->ndim; i++)
 		if (a->chunks[i] > (size_t)-1 || nz__mul_size(&n, n, (size_t)a->chunks[i]) < 0)
@@ -113,6 +114,14 @@ int nz__array_sizes(nz_array *a, const char *what)
 				     what, n, (size_t)NZ__MAX_OBJECT_CHUNK);
 	if (nz__mul_size(&a->chunk_nbytes, n, a->dtype.itemsize) < 0)
 		return nz__error_set(NZ_EFORMAT, "%s: chunk size in bytes overflows", what);
+	/* Sizes of regions and whole arrays are uint64_t bytes everywhere: a
+	 * shape beyond that is a hostile document, not data. */
+	for (i = 0, total = a->dtype.itemsize ? a->dtype.itemsize : 1; i < a->ndim; i++) {
+		if (a->shape[i] && total > UINT64_MAX / a->shape[i])
+			return nz__error_set(NZ_EFORMAT, "%s: the shape holds more than 2^64 bytes (an "
+					     "absurd shape)", what);
+		total *= a->shape[i] ? a->shape[i] : 1;
+	}
 	if (a->dtype.kind != 'O' && !(a->fill = nz__calloc(1, a->dtype.itemsize)))
 		return nz__error_set(NZ_ENOMEM, "out of memory reading %s", what);
 	return 0;

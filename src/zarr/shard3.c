@@ -1,8 +1,9 @@
-/* Reading sharded Zarr v3 arrays (codecs = [sharding_indexed]): the
+/* Reading and writing sharded Zarr v3 arrays (codecs = [sharding_indexed]): the
  * sharding codec's configuration, and an inner chunk's bytes located
  * through the shard's index (the byte layer, shard.h, validates it). The
  * array's chunks are the inner chunks; its write unit (nz_array_shards) is
- * the shard. Writing sharded arrays is not implemented yet. */
+ * the shard, written as one streaming put of its encoded inner chunks
+ * (the byte layer keeps memory independent of the shard's size). */
 #include <string.h>
 
 #include "util/alloc.h"
@@ -105,4 +106,92 @@ int nz__shard3_get(void **data, size_t *len, const nz_array *a, const uint64_t *
 		err = nz__shard_read_chunk(data, len, a->store, key, &entries[pos]);
 	nz__free(entries);
 	return err;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct nz__shard_job {
+	nz_array *a;
+	nz__shard_writer *w;
+	uint64_t first[NZ_MAX_DIMS]; /* the shard's first inner chunk */
+	uint64_t pos;                /* next inner chunk, C order in the shard */
+};
+
+int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_index)
+{
+	uint64_t grid[NZ_MAX_DIMS];
+	nz__shard_job *j = NULL;
+	char *key = NULL;
+	int i, err;
+	*out = NULL;
+	nz_array_shard_grid(a, grid);
+	for (i = 0; i < a->ndim; i++)
+		if (shard_index[i] >= grid[i])
+			return nz__error_set(NZ_EINVAL, "array '%s': shard index %llu out of range in dimension %d", a->path,
+					     (unsigned long long)shard_index[i], i);
+	if (!(j = nz__calloc(1, sizeof *j)))
+		return nz__error_set(NZ_ENOMEM, "out of memory writing a shard of '%s'", a->path);
+	j->a = a;
+	for (i = 0; i < a->ndim; i++)
+		j->first[i] = shard_index[i] * (nz_array_shards(a)[i] / a->chunks[i]);
+	if ((err = nz_array_chunk_key(&key, a, j->first)) == 0 && a->sharded)
+		err = nz__shard_writer_begin(&j->w, a->store, key, &a->layout);
+	nz__free(key);
+	if (err < 0) {
+		nz__free(j);
+		return err;
+	}
+	*out = j;
+	return 0;
+}
+
+int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
+{
+	nz_array *a = j->a;
+	uint64_t idx[NZ_MAX_DIMS], rem = j->pos, grid[NZ_MAX_DIMS];
+	nz_scratch local = { { 0 }, { 0 } };
+	const void *enc;
+	size_t enclen;
+	int i, err;
+	if (!a->sharded) /* an unsharded array's "shard" is its chunk */
+		return nz_array_write_chunk(a, s, j->first, chunk, len);
+	if (j->pos >= a->layout.nchunks)
+		return nz__error_set(NZ_EINVAL, "array '%s': more inner chunks than a shard holds", a->path);
+	if (len != a->chunk_nbytes || a->ocodec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu bytes of a fixed-size dtype, %zu given",
+				     a->path, a->chunk_nbytes, len);
+	nz_array_chunk_grid(a, grid);
+	for (i = a->ndim - 1; i >= 0; i--) {
+		uint64_t per = a->shards[i] / a->chunks[i];
+		idx[i] = j->first[i] + rem % per;
+		rem /= per;
+	}
+	j->pos++;
+	for (i = 0; i < a->ndim; i++)
+		if (idx[i] >= grid[i])
+			return 0; /* past the array's edge: an empty entry, as zarr-python leaves it */
+	if (a->skip_empty && nz__chunk_is_empty(a, chunk))
+		return 0;
+	if ((err = nz__chunk_encode(a, s ? s : &local, chunk, len, a->dtype.itemsize, &enc, &enclen)) == 0)
+		err = nz__shard_writer_put(j->w, j->pos - 1, enc, enclen);
+	nz__buf_free(&local.a);
+	nz__buf_free(&local.b);
+	return err;
+}
+
+int nz__shard_end(nz__shard_job *j)
+{
+	int err = j->w ? nz__shard_writer_end(j->w) : 0;
+	if (err < 0)
+		nz__error_wrap("array '%s': writing a shard", j->a->path);
+	nz__free(j);
+	return err;
+}
+
+void nz__shard_abort(nz__shard_job *j)
+{
+	if (!j)
+		return;
+	nz__shard_writer_abort(j->w);
+	nz__free(j);
 }

@@ -8,6 +8,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/utf8.h"
 #include "util/json.h"
 #include "zarr/zarr_impl.h"
 
@@ -118,6 +119,12 @@ int nz__vlen_encode(nz_buf *b, const nz_array *a, const char *const *items, cons
 		if (lens[i] > UINT32_MAX)
 			return nz__error_set(NZ_EINVAL, "array '%s': element %zu is %zu bytes, over vlen's u32 limit",
 					     a->path, i, lens[i]);
+		/* Checked here, the one place every vlen-utf8 element passes:
+		 * zarr-python cannot read a chunk holding invalid UTF-8. */
+		if (a->ocodec == NZ_OBJECT_VLEN_UTF8 && lens[i] &&
+		    nz__utf8_invalid_at(items[i], lens[i]) != lens[i])
+			return nz__error_set(NZ_EINVAL, "array '%s': element %zu is not valid UTF-8 "
+					     "text (vlen-utf8)", a->path, i);
 		if ((err = put_u32(b, lens[i])) < 0 || (err = nz__buf_append(b, items[i], lens[i])) < 0)
 			return err;
 	}

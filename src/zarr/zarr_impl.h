@@ -85,6 +85,20 @@ int nz__shard3_finish(nz_array *a, const json_t *codecs, const char *what);
  *  the shard or its entry is empty). */
 int nz__shard3_get(void **data, size_t *len, const nz_array *a, const uint64_t *idx, const char *key);
 
+/** Shard writing (the contract's nz__shard_*): inner chunks of a shard in
+ *  C order of their position in it, each a full inner chunk (fill-padded at
+ *  the array edge; those wholly past it are skipped, as are all-fill ones
+ *  with skip_empty_chunks), streamed into one atomic put; end writes the
+ *  index and commits; abort discards. For an unsharded array a shard is
+ *  one chunk. */
+typedef struct nz__shard_job nz__shard_job;
+int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_index);
+int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len);
+int nz__shard_end(nz__shard_job *j);
+void nz__shard_abort(nz__shard_job *j);
+/** 1 if every element of a full chunk equals the fill value (NaN = NaN). */
+int nz__chunk_is_empty(const nz_array *a, const unsigned char *data);
+
 /** Fill `a` (path and store set) from a zarr.json document. */
 int nz__array_parse3(nz_array *a, const json_t *meta, const char *what);
 /** zarr.json of `a` with `attrs` (borrowed; NULL = {}), new reference. */

@@ -165,11 +165,17 @@ expect_fail "existing output" "--overwrite" -- "$NZ_CLI" convert "$T/rec.bin" -o
 [ "$(md5sum <"$T/a.nwb.zarr/.zmetadata")" = "$before" ] || fail "existing output was modified"
 "$NZ_CLI" convert "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 2 -q --overwrite || fail "--overwrite"
 grep -q '"rate": 2.0' "$T/a.nwb.zarr/acquisition/ElectricalSeries/starting_time/.zattrs" || fail "--overwrite did not replace"
-# a failure after data were written leaves no .zmetadata
+# a bad --spec-from is found before the output is touched, and the message
+# suggests no --resume (it could not help)
 expect_fail "bad --spec-from" "nospec.nwb" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 --spec-from "$T/nospec.nwb" -q
-grep -q "incomplete" "$T/err.txt" || fail "failure does not say the output is incomplete"
+[ ! -e "$T/s.nwb.zarr" ] || fail "bad --spec-from: output was created"
+grep -q -- "--resume" "$T/err.txt" && fail "bad --spec-from suggests --resume"
+# a failure after data were written (an injected full disk) leaves no
+# .zmetadata, and says the output is incomplete and resumable
+NZ_TEST_STORE_MAX_BYTES=20000 expect_fail "full disk" "No space left" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 -q
+grep -q "incomplete.*--resume" "$T/err.txt" || fail "failure does not say the output is incomplete"
 [ -d "$T/s.nwb.zarr" ] && [ ! -e "$T/s.nwb.zarr/.zmetadata" ] || fail "failed output has .zmetadata"
-"$NZ_CLI" info "$T/s.nwb.zarr" >"$T/inc.txt"; [ $? -eq 3 ] && grep -q "INCOMPLETE.*no .zmetadata" "$T/inc.txt" || fail "info does not flag the incomplete file"
+"$NZ_CLI" info "$T/s.nwb.zarr" >"$T/inc.txt"; [ $? -eq 3 ] && grep -q "INCOMPLETE" "$T/inc.txt" || fail "info does not flag the incomplete file"
 expect_fail "info of a non-store" "not a Zarr group" -- "$NZ_CLI" info "$T"
 
 echo "$fails failures"

@@ -68,6 +68,64 @@ int main(void)
 	ASSERT_EQ_INT(PARSE(&a, err, "info", "f.zarr", "--json"), 0);
 	ASSERT(a.cmd == NZC_INFO && a.json);
 
+	/* issue 16: every usage error is found by the parser (exit 2) */
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-j", "256"), 0);
+	ASSERT_EQ_INT(a.jobs, 256);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-j", "257"), -1);
+	ASSERT_CONTAINS(err, "0..256");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-j", "5000000000"), -1);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", ""), -1);
+	ASSERT_CONTAINS(err, "non-empty");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--identifier="), -1);
+	ASSERT_CONTAINS(err, "--identifier");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "", "-o", "o"), -1);
+	ASSERT_CONTAINS(err, "RECORDING");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--compressor", "gzip", "--clevel",
+			    "15"), -1);
+	ASSERT_CONTAINS(err, "gzip's levels 0..9");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--clevel", "12"), -1);
+	ASSERT_CONTAINS(err, "blosc-lz4's levels 0..9");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--compressor", "lz4", "--clevel",
+			    "3"), -1);
+	ASSERT_CONTAINS(err, "does not apply to --compressor lz4");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--compressor", "none", "--clevel",
+			    "0"), -1);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--compressor", "zstd", "--clevel",
+			    "22"), 0);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--compressor", "lzma"), -1);
+	ASSERT_CONTAINS(err, "unknown --compressor 'lzma'");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--dtype", "complex64"), -1);
+	ASSERT_CONTAINS(err, "unknown --dtype 'complex64'");
+	/* given twice: each value checked, the last counts */
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-j", "2", "-j", "300"), -1);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "-o", "p"), 0);
+	ASSERT_EQ_STR(a.output, "p");
+
+	/* the helpers of export and verify */
+	{
+		char *v[] = {"export", "--jobs=3", "-j7", "-j", "--chunks", ""};
+		const char *val = NULL;
+		int i = 1, jobs = -1;
+		ASSERT_EQ_INT(nzc_take_value(&val, 6, v, &i, "--jobs", "-j", err, 256), 1);
+		ASSERT_EQ_STR(val, "3");
+		i = 2;
+		ASSERT_EQ_INT(nzc_take_value(&val, 6, v, &i, "--jobs", "-j", err, 256), 1);
+		ASSERT_EQ_STR(val, "7");
+		i = 3; /* "-j" takes the next argument, whatever it is */
+		ASSERT_EQ_INT(nzc_take_value(&val, 6, v, &i, "--jobs", "-j", err, 256), 1);
+		ASSERT_EQ_STR(val, "--chunks");
+		ASSERT_EQ_INT(i, 4);
+		i = 4;
+		val = NULL;
+		ASSERT_EQ_INT(nzc_take_value(&val, 6, v, &i, "--chunks", NULL, err, 256), -1);
+		ASSERT_CONTAINS(err, "non-empty");
+		i = 4;
+		ASSERT_EQ_INT(nzc_take_value(&val, 6, v, &i, "--jobs", "-j", err, 256), 0);
+		ASSERT_EQ_INT(nzc_parse_jobs(&jobs, "5000000000", err, 256), -1);
+		ASSERT_EQ_INT(nzc_parse_jobs(&jobs, "-1", err, 256), -1);
+		ASSERT_EQ_INT(nzc_parse_jobs(&jobs, "0", err, 256), 0);
+		ASSERT_EQ_INT(jobs, 0);
+	}
 	/* Zarr format and shards: 2 is accepted; shards need 3 and must be a
 	 * multiple of the chunks; 3 itself is refused until issue 12. */
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "2"), 0);

@@ -86,6 +86,7 @@ with h5py.File(os.path.join(out, "edge.h5"), "w") as f:
     f["ext"] = h5py.ExternalLink("target.h5", "/x")
 
 with h5py.File(os.path.join(out, "alias.h5"), "w", track_order=True) as f:
+    f.attrs["nwb_version"] = "2.6.0"
     g = f.create_group("g", track_order=True)
     d = g.create_dataset("z", data=np.arange(3))
     g["a"] = d

@@ -55,6 +55,7 @@ static void make_file(const char *path)
 	fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ASSERT(fid >= 0);
 	str_attr(fid, "object_id", "00000000-0000-4000-8000-000000000000");
+	str_attr(fid, "nwb_version", "2.6.0"); /* export takes NWB files only */
 	sp = H5Screate_simple(2, dims, NULL);
 	dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	H5Pset_chunk(dcpl, 2, chunks);
@@ -128,6 +129,20 @@ static void record(const char *path, const char *what, void *ctx)
 		snprintf(s->path, sizeof s->path, "%s", path);
 		snprintf(s->what, sizeof s->what, "%s", what);
 	}
+}
+
+static int count_progress(const nz_progress *p, void *ctx)
+{
+	ASSERT(p->chunks_done <= p->chunks_total && p->bytes_done <= p->bytes_total);
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+static int stop_progress(const nz_progress *p, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return 1;
 }
 
 static int verify_seen(struct seen *s, const char *a, const char *b)
@@ -230,6 +245,45 @@ int main(void)
 	ASSERT_ERR(NZ_EEXISTS, nz_export_hdf5(h5, tpath("data"), &o));
 	ASSERT_CONTAINS(nz_error_last()->message, "not a Zarr store");
 	ASSERT(access(tpath("data/keep.txt"), F_OK) == 0);
+	/* issue 16: the engine's threads are reported; bounds and a bad
+	 * compressor refuse before the existing store is touched; version-1
+	 * options still work (their stats end before jobs). */
+	ASSERT_OK(nz_export_hdf5(h5, zb, &o));
+	ASSERT(st.jobs >= 1 && st.jobs <= 2);
+	o.jobs = NZ_WRITE_MAX_JOBS + 1;
+	ASSERT_ERR(NZ_EINVAL, nz_export_hdf5(h5, zb, &o));
+	o.jobs = 2;
+	{
+		nz_compressor bad = NZ_COMPRESSOR_INIT;
+		nz_export_opts o1 = o;
+		bad.clevel = 10;
+		o1.compressor = &bad;
+		ASSERT_ERR(NZ_EFORMAT, nz_export_hdf5(h5, zb, &o1));
+		ASSERT(access(tpath("b.nwb.zarr/.zmetadata"), F_OK) == 0);
+		o1.compressor = NULL;
+		o1.version = 1;
+		st.jobs = -7;
+		ASSERT_OK(nz_export_hdf5(h5, zb, &o1));
+		ASSERT_EQ_INT(st.jobs, -7); /* not written for a version-1 caller */
+	}
+	{
+		nz_verify_opts vo = NZ_VERIFY_OPTS_INIT;
+		vo.jobs = NZ_WRITE_MAX_JOBS + 1;
+		ASSERT_ERR(NZ_EINVAL, nz_verify(NULL, h5, zb, &vo));
+		vo.jobs = 2;
+		vo.progress = count_progress;
+		vo.progress_ctx = &n;
+		n = 0;
+		ASSERT_OK(nz_verify(NULL, h5, zb, &vo));
+		ASSERT(n > 0);
+		vo.progress = stop_progress;
+		ASSERT_ERR(NZ_ECANCELED, nz_verify(NULL, h5, zb, &vo));
+		vo.version = 1; /* ends before progress: none called */
+		n = 0;
+		vo.progress = count_progress;
+		ASSERT_OK(nz_verify(NULL, h5, zb, &vo));
+		ASSERT(n == 0);
+	}
 
 	/* verify finds a changed value, naming the element. */
 	tamper_value(zb);
@@ -244,6 +298,13 @@ int main(void)
 	ASSERT_OK(nz_attrs_write(store, "data", "{\"object_id\": \"00000000-0000-4000-8000-000000000001\", "
 					       "\"unit\": \"millivolts\", \"zarr_dtype\": \"int16\"}"));
 	ASSERT_OK(nz_store_remove(store, "f/.zarray"));
+	/* (unconsolidated, readers of .zmetadata would still see the old
+	 * attributes: that is one more difference) */
+	ASSERT_EQ_INT(verify_seen(&seen, h5, zb), NZ_EMISMATCH);
+	ASSERT_EQ_INT(seen.n, 3);
+	ASSERT_EQ_STR(seen.path, "/.zmetadata");
+	ASSERT_CONTAINS(seen.what, "its copy of 'data/.zattrs' differs from the file");
+	ASSERT_OK(nz_consolidate(store));
 	nz_store_free(store);
 	ASSERT_EQ_INT(verify_seen(&seen, h5, zb), NZ_EMISMATCH);
 	ASSERT_EQ_INT(seen.n, 2);

@@ -38,6 +38,15 @@ static void make_h5(void)
 	ASSERT((ds = H5Dcreate2(f, "data", H5T_STD_I16LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT)) >= 0);
 	ASSERT(H5Dwrite(ds, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
 	H5Dclose(ds);
+	{ /* export takes NWB files only */
+		hid_t ts = H5Tcopy(H5T_C_S1), as = H5Screate(H5S_SCALAR), at;
+		H5Tset_size(ts, 5);
+		ASSERT((at = H5Acreate2(f, "nwb_version", ts, as, H5P_DEFAULT, H5P_DEFAULT)) >= 0);
+		ASSERT(H5Awrite(at, ts, "2.6.0") >= 0);
+		H5Aclose(at);
+		H5Sclose(as);
+		H5Tclose(ts);
+	}
 	H5Pclose(pl);
 	H5Sclose(sp);
 	H5Fclose(f);

@@ -63,6 +63,76 @@ static void test_create_errors(void)
 	ASSERT(system(cmd) == 0);
 }
 
+/* Issue 16: what can be checked is checked before the output is touched,
+ * and an --overwrite that fails gives the old store back. */
+static void test_checked_first(void)
+{
+	nz_nwb_opts o;
+	nz_nwb *f = NULL;
+	nz_compressor c = NZ_COMPRESSOR_INIT;
+	const char *bad_list[] = {"ok", "caf\xe9"};
+	nz_nwb_subject sub = NZ_NWB_SUBJECT_INIT;
+	char cmd[2200];
+	/* an existing store that must survive every refusal below */
+	base_opts(&o);
+	ASSERT_OK(nz_nwb_create(&f, out, &o));
+	ASSERT_OK(nz_nwb_close(f));
+	nz_nwb_free(f);
+	f = NULL;
+	ASSERT(exists(".zmetadata"));
+	base_opts(&o);
+	o.overwrite = 1;
+	o.identifier = "rec\xff";
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "not valid UTF-8");
+	ASSERT_CONTAINS(nz_error_last()->message, "identifier");
+	base_opts(&o);
+	o.overwrite = 1;
+	o.experimenter = bad_list;
+	o.n_experimenter = 2;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "experimenter' entry 1");
+	base_opts(&o);
+	o.overwrite = 1;
+	c.id = "gzip";
+	c.clevel = 15;
+	o.compressor = &c;
+	ASSERT_ERR(NZ_EFORMAT, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "level");
+	base_opts(&o);
+	o.overwrite = 1;
+	o.spec_from = "/nonexistent/spec.nwb";
+	ASSERT_ERR(NZ_ENOTFOUND, nz_nwb_create(&f, out, &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "spec.nwb");
+	base_opts(&o);
+	o.overwrite = 1;
+	o.jobs = NZ_WRITE_MAX_JOBS + 1;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_create(&f, out, &o));
+	ASSERT(f == NULL && exists(".zmetadata") && !exists(NZ_INCOMPLETE_MARKER));
+
+	/* a failure after create, then free: the old store is back whole */
+	base_opts(&o);
+	o.overwrite = 1;
+	ASSERT_OK(nz_nwb_create(&f, out, &o));
+	ASSERT(!exists(".zmetadata") && exists(NZ_INCOMPLETE_MARKER));
+	sub.species = "Mus \xc0\xaf"; /* overlong '/': caught where text is encoded */
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_set_subject(f, &sub));
+	ASSERT_CONTAINS(nz_error_last()->message, "UTF-8");
+	nz_nwb_free(f);
+	f = NULL;
+	ASSERT(exists(".zmetadata") && !exists(NZ_INCOMPLETE_MARKER) && !exists("general/subject"));
+
+	/* version-1 options (before write_stats) are still accepted */
+	base_opts(&o);
+	o.version = 1;
+	o.overwrite = 1;
+	ASSERT_OK(nz_nwb_create(&f, out, &o));
+	ASSERT_OK(nz_nwb_close(f));
+	nz_nwb_free(f);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+	ASSERT(system(cmd) == 0);
+}
+
 static void test_build(void)
 {
 	nz_nwb_opts o;
@@ -191,6 +261,7 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
 	ASSERT(system(cmd) == 0);
 	test_create_errors();
+	test_checked_first();
 	test_build();
 	test_default_chunks();
 	return 0;

@@ -69,7 +69,7 @@ not_complete "garbage HDF5" o5
 expect_fail "export: region references" "'/regions': region references" -- "$NZ_CLI" export regions.nwb o6
 not_complete "region references" o6
 "$NZ_CLI" export in.nwb ex -j 2 || fail "export of a good file"
-expect_fail "export: output exists" "output 'ex' exists" -- "$NZ_CLI" export in.nwb ex
+expect_fail "export: output exists" "output 'ex' already exists" -- "$NZ_CLI" export in.nwb ex
 "$NZ_CLI" info ex >/dev/null || fail "existing export damaged"
 
 # --- outputs that cannot be written ------------------------------------------

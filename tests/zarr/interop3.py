@@ -5,7 +5,8 @@ zarr.json bytes.
    compressors, edge chunks, 0-d, empty, N-D, fill values incl. NaN/+-Inf,
    null_terminated_bytes, fixed_length_utf32, struct, string and
    variable_length_bytes, big-endian, both chunk key encodings, dimension
-   names, attributes) with deterministic content; the spec goes to spec.json
+   names, attributes, sharded with edge shards and the index at either end)
+   with deterministic content; the spec goes to spec.json
    for the C tool.
 2. zarr-python writes py/, the C tool writes c/ (zarr_interop write), both
    consolidated.
@@ -45,10 +46,11 @@ def cases():
     out = []
 
     def add(name, dtype, shape, chunks, comp=BLOSC, fill=0, codec=None, sep="", key="default", dims=None,
-            attrs=None):
+            attrs=None, shards=None, index="end"):
         out.append({"name": name, "dtype": dtype, "shape": shape, "chunks": chunks, "compressor": comp,
                     "filters": None, "fill": fill, "object_codec": codec, "sep": sep,
-                    "write_empty": True, "key_encoding": key, "dimension_names": dims, "attrs": attrs})
+                    "write_empty": True, "key_encoding": key, "dimension_names": dims, "attrs": attrs,
+                    "shards": shards, "index_location": index})
 
     for d in dtypes:
         for k, c in enumerate(COMPS):
@@ -80,6 +82,11 @@ def cases():
     add("obj/utf8", "|O", [7], [3], codec="vlen-utf8", fill="")
     add("obj/utf8_2d", "|O", [3, 5], [2, 2], codec="vlen-utf8", comp=COMPS[3], fill="")
     add("obj/bytes", "|O", [6], [4], codec="vlen-bytes", fill="", comp=None)
+    # sharded: edge shards, shards past the edge, index at the start, 3-D
+    add("sh/i2", "<i2", [11, 7], [2, 3], shards=[4, 6], fill=-1)
+    add("sh/f8_start", "<f8", [9], [2], comp=COMPS[3], shards=[4], index="start", fill="NaN")
+    add("sh/u1_3d", "|u1", [5, 4, 3], [2, 2, 3], comp=None, shards=[4, 4, 3])
+    add("sh/b1_one", "|b1", [10], [5], comp=COMPS[4], shards=[10])
     add("struct/xy", STRUCT, [7], [3])
     add("struct/xy_2d", STRUCT, [3, 2], [2, 2], comp=None)
     return out
@@ -128,6 +135,8 @@ def write_py(root, spec):
         kw = {}
         if not isinstance(c["dtype"], list) and c["dtype"][0] == ">":
             kw["serializer"] = BytesCodec(endian="big")
+        if c.get("shards"):
+            kw["shards"] = {"shape": tuple(c["shards"]), "index_location": c["index_location"]}
         z = g.create_array(c["name"], shape=tuple(c["shape"]), chunks=tuple(c["chunks"]), dtype=np_dtype(c),
                            fill_value=py_fill(c), compressors=py_codecs(c), filters=None,
                            chunk_key_encoding={"name": c["key_encoding"], "separator": sep},

@@ -194,6 +194,25 @@ static void keys_and_formats(void)
 		nz_vlen_free(v);
 		nz_array_free(a);
 	}
+	/* sharded: whole shards only; shards a multiple of chunks */
+	{
+		int16_t shard[2 * 6], got[6];
+		for (i = 0; i < 12; i++)
+			shard[i] = (int16_t)(100 + i);
+		o.shards = (const uint64_t[]){ 2, 6 }, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT;
+		ASSERT_OK(nz_array_create(&a, st, "g/sh", &o));
+		ASSERT(nz_array_shards(a)[1] == 6 && nz_array_chunks(a)[1] == 3);
+		ASSERT_EQ_U64(nz_array_nshards(a), 3);
+		ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_write_chunk(a, NULL, idx, data, 12));
+		ASSERT_OK(nz_array_write_shard(a, NULL, (const uint64_t[]){ 2, 0 }, shard, sizeof shard));
+		ASSERT_OK(nz_array_read_chunk(a, NULL, (const uint64_t[]){ 2, 1 }, got, sizeof got));
+		/* inner chunk (2, 1): shard row 0 (array row 4), columns 3..5; only column 3 is in the array */
+		ASSERT(got[0] == 103 && got[1] == 0 && got[2] == 0 && got[3] == 0);
+		nz_array_free(a);
+		o.shards = (const uint64_t[]){ 2, 4 };
+		ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/sh2", &o));
+		o.shards = NULL;
+	}
 	/* one format per hierarchy */
 	o.zarr_format = 2, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT, o.dimension_names = NULL;
 	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
@@ -260,6 +279,15 @@ static int exercise(void *unused)
 		goto done;
 	nz_array_free(a);
 	a = NULL;
+	/* sharded: a whole write and one shard rewritten */
+	o.shards = (const uint64_t[]){ 2, 6 };
+	if ((err = nz_array_create(&a, m, "g/sh", &o)) < 0 || (err = nz_array_write_all(a, data, sizeof data)) < 0 ||
+	    (err = nz_array_write_shard(a, NULL, (const uint64_t[]){ 1, 0 }, data, 2 * 6 * 2)) < 0 ||
+	    (err = nz_array_read_chunk(a, NULL, zero, chunk, sizeof chunk)) < 0)
+		goto done;
+	nz_array_free(a);
+	a = NULL;
+	o.shards = NULL;
 	o.dtype = "[[\"x\",\"<u4\"],[\"y\",\"<f8\"]]", o.fill_value_json = NULL, o.compressor = NULL;
 	if ((err = nz_array_create(&a, m, "g/s", &o)) < 0)
 		goto done;
