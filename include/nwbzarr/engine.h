@@ -212,7 +212,15 @@ typedef struct nz_write_opts {
  *  are padded with the array's fill value. The first failure (source, codec,
  *  store) stops the other workers promptly; its error is returned and set on
  *  the calling thread. Chunks already stored by then stay (each is complete:
- *  stores put atomically). */
+ *  stores put atomically).
+ *
+ *  A sharded Zarr v3 array is written shard by shard: a task owns whole
+ *  shards, and each shard is one atomic streaming put (its inner chunks
+ *  encoded and appended one row of chunks at a time, the index last), so a
+ *  worker holds one row of a shard's inner chunks, not the shard, and a
+ *  failure leaves the shards finished before it and no partial one. The
+ *  task shape (task_chunks, stats->task_chunks) then counts shards;
+ *  stats->chunks still counts inner chunks. */
 NZ_EXTERN int nz_write_array(nz_array *dst, nz_source *src, const nz_write_opts *opts);
 
 /** The number of cores this process may run on (its CPU affinity; what

@@ -43,12 +43,34 @@ typedef struct nz__target {
 	int (*unit_begin)(void *ctx, void **state, const uint64_t *unit_index);
 	int (*unit_end)(void *ctx, void **state);
 	void (*unit_abort)(void *ctx, void **state);
+	uint64_t units[NZ_MAX_DIMS]; /**< storage unit_chunks may point to */
 } nz__target;
 
 /** Fill `t` with the geometry, fill value and name of array `a` (put,
  *  state_free and ctx are left NULL for the caller), after checking that
  *  `src` may be written into it (fixed-size dtype, same dtype string). */
 int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src);
+
+/** Point t's sink at array `a` (t->ctx = a): nz_array_write_chunk per
+ *  chunk, or, on a sharded Zarr v3 array, write units of one shard each,
+ *  every shard one atomic streaming put (nz__shard_begin/put/end/abort). */
+void nz__target_sink_array(nz__target *t, nz_array *a);
+
+/** The sharded sink's calls (ctx = the nz_array), for sinks that wrap it
+ *  (resume): the worker's state is theirs to pass through unchanged. */
+int nz__array_unit_begin(void *ctx, void **state, const uint64_t *unit_index);
+int nz__array_unit_put(void *ctx, void **state, const uint64_t *chunk_index, const void *data,
+		       size_t len);
+int nz__array_unit_end(void *ctx, void **state);
+void nz__array_unit_abort(void *ctx, void **state);
+void nz__array_unit_state_free(void *state);
+
+/** Whether shard `unit_index` of sharded array `a` is stored whole in
+ *  `store`: 1 when its index reads back and validates (every chunk's range
+ *  inside the object, none overlapping), 0 when it is missing, 2 when it is
+ *  there but damaged (short, bad index or checksum); < 0 on other errors
+ *  (I/O), with the message set. */
+int nz__array_shard_stored(nz_array *a, nz_store *store, const uint64_t *unit_index);
 
 /** Write every chunk of `t` from `src` as nz_write_array describes. */
 int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts);
