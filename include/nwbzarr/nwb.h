@@ -46,7 +46,8 @@ typedef struct nz_nwb nz_nwb;
 #define NZ_NWB_VERSION "2.6.0"
 
 /** Options of nz_nwb_create: the NWBFile's own fields and how to write. */
-/** What nz_nwb_opts.resume found, summed over the series written. */
+/** What nz_nwb_opts.resume found, summed over the series written (for a
+ *  sharded Zarr v3 array the counts count shards, each checked whole). */
 typedef struct nz_nwb_resume_info {
 	uint64_t chunks_kept;     /**< data chunks already stored whole: kept */
 	uint64_t chunks_repaired; /**< stored but corrupt (not decodable or wrong

@@ -266,6 +266,41 @@ static int resume_put(void *ctx, void **state, const uint64_t *index, const void
 	return nz_array_write_chunk(r->a, s->scratch, index, data, len);
 }
 
+/* Sharded arrays: a shard is kept whole when its index reads back and
+ * validates (every range inside the object, none overlapping), without
+ * decoding its chunks: shards are committed atomically, so one that is
+ * there was written whole, and a damaged one fails the index check (or
+ * its CRC32C) and is written again. The writes go to the array sink. */
+static int resume_unit_begin(void *ctx, void **state, const uint64_t *unit)
+{
+	resume_sink *r = ctx;
+	int err = nz__array_shard_stored(r->a, r->store, unit);
+	if (err < 0)
+		return err;
+	if (err == 1) {
+		atomic_fetch_add(&r->kept, 1);
+		return 1;
+	}
+	atomic_fetch_add(err == 2 ? &r->repaired : &r->written, 1);
+	return nz__array_unit_begin(r->a, state, unit);
+}
+
+static int resume_unit_put(void *ctx, void **state, const uint64_t *index, const void *data,
+			   size_t len)
+{
+	return nz__array_unit_put(((resume_sink *)ctx)->a, state, index, data, len);
+}
+
+static int resume_unit_end(void *ctx, void **state)
+{
+	return nz__array_unit_end(((resume_sink *)ctx)->a, state);
+}
+
+static void resume_unit_abort(void *ctx, void **state)
+{
+	nz__array_unit_abort(((resume_sink *)ctx)->a, state);
+}
+
 int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 			   const nz_write_opts *wo, nz_nwb_resume_info *acc)
 {
@@ -279,9 +314,17 @@ int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 	atomic_init(&r.kept, 0);
 	atomic_init(&r.repaired, 0);
 	atomic_init(&r.written, 0);
-	t.put = resume_put;
-	t.state_free = state_free;
+	nz__target_sink_array(&t, a);
 	t.ctx = &r;
+	if (t.unit_chunks) {
+		t.put = resume_unit_put;
+		t.unit_begin = resume_unit_begin;
+		t.unit_end = resume_unit_end;
+		t.unit_abort = resume_unit_abort;
+	} else {
+		t.put = resume_put;
+		t.state_free = state_free;
+	}
 	err = nz__write(&t, src, wo);
 	acc->chunks_kept += atomic_load(&r.kept);
 	acc->chunks_repaired += atomic_load(&r.repaired);
