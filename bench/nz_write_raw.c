@@ -7,9 +7,10 @@
  *        [--cname lz4] [--clevel 5] [--shuffle 1] [-j N] [--buffer-size MiB]
  *        [--task-chunks R,C] [--zarr-format 2|3] [--shards R,C] [--quiet] [--json]
  *
- * Exit status 3 when the library refuses the layout as unsupported
- * (NZ_EUNSUPPORTED, e.g. shards before the engine writes them), with its
- * message: bench/bench_v3.sh reports that as "not available". */
+ * --zarr-format 3 --shards R,C writes a sharded Zarr v3 array, each shard
+ * one atomic streaming put (the engine's write units). Exit status 3 when
+ * the library refuses the layout as unsupported (NZ_EUNSUPPORTED), with
+ * its message: bench/bench_v3.sh reports that as "not available". */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>

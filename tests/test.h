@@ -79,6 +79,15 @@
 			NZ__FAIL("memory differs: %s vs %s (%zu bytes)", #a, #b, (size_t)(n)); \
 	} while (0)
 
+/** rm -rf `path` (a test's own scratch directory). */
+static inline void nz_test_rm_rf(const char *path)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+	if (system(cmd) != 0)
+		NZ__FAIL("cannot remove '%s'", path);
+}
+
 /** Temporary files (a store's ".<name>.nztmp.<...>" names) anywhere below
  *  `dir`: what an interrupted or failed write must not leave behind. */
 static inline int nz_test_temp_files(const char *dir)

@@ -18,13 +18,6 @@ static int16_t value(uint64_t r, uint64_t c)
 	return (int16_t)((int)(r % 97) * 3 - (int)(c % 13) * 5 + (int)((r * 7 + c * 3) % 11));
 }
 
-static void rm_rf(const char *path)
-{
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
-}
-
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -107,7 +100,7 @@ static void write_one(const char *name, const char *raw, const uint64_t *chunks,
 	nz_source *src;
 
 	snprintf(root, sizeof root, "%s/%s", tmp, name);
-	rm_rf(root);
+	nz_test_rm_rf(root);
 	ro.nchannels = CH;
 	ASSERT_OK(nz_source_open_raw(&src, raw, &ro));
 	ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
@@ -187,7 +180,7 @@ int main(void)
 	int n;
 
 	snprintf(tmp, sizeof tmp, "%s/engine_array", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	ASSERT(mkdir(tmp, 0777) == 0);
 	snprintf(raw, sizeof raw, "%s/in.raw", tmp);
 	write_raw(raw);
@@ -224,7 +217,7 @@ int main(void)
 		nz_source_ops ops = {NZ_SOURCE_OPS_VERSION, failing_read, NULL};
 
 		snprintf(root, sizeof root, "%s/bad", tmp);
-		rm_rf(root);
+		nz_test_rm_rf(root);
 		ro.nchannels = CH;
 		ASSERT_OK(nz_source_open_raw(&src, raw, &ro));
 		ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
@@ -256,7 +249,7 @@ int main(void)
 		}
 		/* A source failing mid-run (the blocker gone). */
 		snprintf(blocker, sizeof blocker, "%s/acq/data/3.1", root);
-		rm_rf(blocker);
+		nz_test_rm_rf(blocker);
 		fc.inner = src;
 		fc.fail_row = 3000;
 		ASSERT_OK(nz_source_from_callback(&fs, &ops, &fc, "<i2", 2, shape));
@@ -279,7 +272,7 @@ int main(void)
 		nz_store_free(st);
 		nz_source_free(src);
 	}
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	printf("ok\n");
 	return 0;
 }

@@ -27,13 +27,6 @@ static int16_t value(uint64_t r, uint64_t c)
 	return (int16_t)((int)(r % 97) * 3 - (int)(c % 13) * 5 + (int)((r * 7 + c * 3) % 11));
 }
 
-static void rm_rf(const char *path)
-{
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
-}
-
 static int16_t *make_data(uint64_t rows, uint64_t cols)
 {
 	int16_t *d = malloc((size_t)(rows * cols * 2));
@@ -56,7 +49,7 @@ static nz_array *create(nz_store **st, const char *root, const layout *l)
 	nz_compressor comp = NZ_COMPRESSOR_INIT;
 	nz_array *a;
 
-	rm_rf(root);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(st, root, NZ_STORE_CREATE));
 	ASSERT_OK(nz_root_create(*st, 3));
 	ao.zarr_format = 3;
@@ -321,7 +314,7 @@ static void big_shards(void)
 		nz_array_free(a);
 		nz_store_free(st);
 	}
-	rm_rf(root);
+	nz_test_rm_rf(root);
 }
 
 int main(void)
@@ -337,14 +330,14 @@ int main(void)
 	layout flat = {{7001, 350}, {1000, 64}, NULL};
 
 	snprintf(tmp, sizeof tmp, "%s/engine_shards", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	ASSERT(mkdir(tmp, 0777) == 0);
 	all_jobs("big", &big, 1);
 	all_jobs("gap", &gap, 0);
 	all_jobs("flat", &flat, 0);
 	failing(&big);
 	big_shards();
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	printf("ok\n");
 	return 0;
 }

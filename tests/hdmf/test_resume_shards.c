@@ -24,13 +24,6 @@ static int16_t value(uint64_t r, uint64_t c)
 	return (int16_t)((int)(r % 89) * 5 - (int)(c % 7) * 3 + (int)((r * 5 + c) % 13));
 }
 
-static void rm_rf(const char *path)
-{
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
-}
-
 static int gen_read(void *ctx, const uint64_t *start, const uint64_t *count, void *out)
 {
 	const uint64_t *kill_row = ctx;
@@ -64,7 +57,7 @@ static nz_array *open_or_create(nz_store **st, const char *root, int create)
 		ASSERT_OK(nz_array_open(&a, *st, "data"));
 		return a;
 	}
-	rm_rf(root);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(st, root, NZ_STORE_CREATE));
 	ao.zarr_format = 3;
 	ao.dtype = "<i2";
@@ -117,7 +110,7 @@ int main(void)
 	FILE *f;
 
 	snprintf(tmp, sizeof tmp, "%s/resume_shards", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	snprintf(cmd, sizeof cmd, "mkdir -p '%s'", tmp);
 	ASSERT(system(cmd) == 0);
 	snprintf(ref, sizeof ref, "%s/ref", tmp);
@@ -166,7 +159,7 @@ int main(void)
 	if (system(cmd) != 0)
 		NZ__FAIL("the resumed store differs from the uninterrupted one");
 	resume(root, 3, 0, 0);
-	rm_rf(tmp);
+	nz_test_rm_rf(tmp);
 	printf("ok\n");
 	return 0;
 }
