@@ -10,6 +10,8 @@
  * - a source failing in the second shard: the write fails, no temporary
  *   file is left, that shard is absent and every shard present reads back
  *   whole and equal (nothing complete-looking but wrong);
+ * - every allocation of a sharded write (gaps included) may fail: NZ_ENOMEM
+ *   with a message, no temporary file, no shard that reads back wrong;
  * - peak RSS of a child writing shards of (300000, 384) (230 MB each) from
  *   a generated source at -j 2 stays far below one shard. */
 #include <sys/resource.h>
@@ -17,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oom.h"
 #include "test.h"
 
 static char tmp[512];
@@ -229,6 +232,103 @@ static void failing(const layout *l)
 	free(data);
 }
 
+typedef struct oom_ctx {
+	const layout *l;
+	const int16_t *data;
+	nz_source *src;
+	nz_store *st;
+	nz_array *a;
+	char root[1024];
+	int jobs;
+} oom_ctx;
+
+static int oom_run(void *ctx)
+{
+	oom_ctx *c = ctx;
+	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
+	wo.jobs = c->jobs;
+	return nz_write_array(c->a, c->src, &wo);
+}
+
+static void oom_close(oom_ctx *c)
+{
+	nz_array_free(c->a);
+	nz_store_free(c->st);
+	c->a = NULL;
+	c->st = NULL;
+}
+
+/* A fresh array for every run (made before the counted allocations; the
+ * count varies with when the caller polls the workers, so varies = 1): a
+ * complete store cannot pass for a failed run's. */
+static void oom_reset(void *ctx)
+{
+	oom_ctx *c = ctx;
+	oom_close(c);
+	c->a = create(&c->st, c->root, c->l);
+}
+
+/* After a refused allocation: no temporary file; the shards there read back
+ * equal (a missing one reads as fill, so compare only where stored). */
+static void oom_failed(void *ctx, long n)
+{
+	oom_ctx *c = ctx;
+	uint64_t grid[2], start[2], count[2];
+	char key[64];
+	nz_store *st;
+	nz_array *a;
+
+	if (nz_test_temp_files(c->root) != 0)
+		NZ__FAIL("allocation %ld: temporary files left", n);
+	ASSERT_OK(nz_store_open_dir(&st, c->root, NZ_STORE_READ));
+	ASSERT_OK(nz_array_open(&a, st, "data"));
+	nz_array_shard_grid(a, grid);
+	for (uint64_t i = 0; i < grid[0]; i++)
+		for (uint64_t k = 0; k < grid[1]; k++) {
+			size_t len;
+			int16_t *back;
+			snprintf(key, sizeof key, "data/c/%" PRIu64 "/%" PRIu64, i, k);
+			if (nz_store_exists(st, key) != 1)
+				continue;
+			start[0] = i * c->l->shards[0];
+			start[1] = k * c->l->shards[1];
+			count[0] = c->l->shape[0] - start[0] < c->l->shards[0]
+					   ? c->l->shape[0] - start[0] : c->l->shards[0];
+			count[1] = c->l->shape[1] - start[1] < c->l->shards[1]
+					   ? c->l->shape[1] - start[1] : c->l->shards[1];
+			len = (size_t)(count[0] * count[1] * 2);
+			back = malloc(len);
+			ASSERT_OK(nz_array_read_region(a, start, count, back, len));
+			for (uint64_t r = 0; r < count[0]; r++)
+				if (memcmp(back + r * count[1],
+					   c->data + (start[0] + r) * c->l->shape[1] + start[1],
+					   (size_t)count[1] * 2) != 0)
+					NZ__FAIL("allocation %ld: shard %s reads back wrong", n, key);
+			free(back);
+		}
+	nz_array_free(a);
+	nz_store_free(st);
+}
+
+static void allocation_failures(const layout *l)
+{
+	int16_t *data = make_data(l->shape[0], l->shape[1]);
+	oom_ctx c = {l, data, NULL, NULL, NULL, {0}, 1};
+	/* The first 100 one by one: every allocation of the write itself (about
+	 * 90; the sweep's total also counts what reset allocates). */
+	nz_oom_sweep sw = {"sharded write", oom_run, oom_reset, oom_failed, &c, 100, 10, 1, 0};
+
+	snprintf(c.root, sizeof c.root, "%s/oom", tmp);
+	ASSERT_OK(nz_source_from_memory(&c.src, data, "<i2", 2, l->shape));
+	ASSERT(nz_oom_run_sweep(&sw) > 3);
+	c.jobs = 2;
+	sw.what = "sharded write, 2 jobs";
+	ASSERT(nz_oom_run_sweep(&sw) > 3);
+	oom_close(&c);
+	nz_source_free(c.src);
+	free(data);
+}
+
 static int generated_read(void *ctx, const uint64_t *start, const uint64_t *count, void *out)
 {
 	int16_t *o = out;
@@ -336,6 +436,8 @@ int main(void)
 	all_jobs("gap", &gap, 0);
 	all_jobs("flat", &flat, 0);
 	failing(&big);
+	nz__alloc_init();
+	allocation_failures(&gap);
 	big_shards();
 	nz_test_rm_rf(tmp);
 	printf("ok\n");
