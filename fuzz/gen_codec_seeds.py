@@ -13,6 +13,8 @@ import sys
 import numcodecs
 import numpy as np
 
+from crc32c_ref import crc32c
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "codec")
 os.makedirs(out, exist_ok=True)
 
@@ -63,16 +65,6 @@ seed("lz4_huge_claim", {"id": "lz4", "acceleration": 1}, b"\xff\xff\xff\x7f" + b
 seed("blosc_huge_claim", codecs["blosc_lz4_shuffle"], bytes([2, 1, 1, 2]) + (0x7FFFFFF0).to_bytes(4, "little") + (0).to_bytes(4, "little") + (32).to_bytes(4, "little") + bytes(16))
 seed("zlib_empty", {"id": "zlib", "level": 1}, b"")
 seed("shuffle_odd_length", {"id": "shuffle", "elementsize": 4}, b"abcdefg")
-
-
-def crc32c(b):
-    """Bitwise CRC32C (numcodecs 0.11 has no crc32c codec to ask)."""
-    crc = 0xFFFFFFFF
-    for byte in b:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
 
 
 # Zarr v3's crc32c: the data, then its little-endian CRC32C.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Install everything nwbzarr needs to build, test and benchmark on Debian 12.
+# Install everything nwbzarr needs to build, test and benchmark on Debian 12 or 13
+# (package names without versions, e.g. the clang runtime through libclang-rt-dev).
 # Idempotent; skips apt when every package is already installed.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config clang libclang-rt-14-dev
+pkgs=(build-essential cmake pkg-config clang libclang-rt-dev
       libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev libisal-dev libjansson-dev libhdf5-dev
       python3 python3-venv python3-numpy python3-zarr python3-numcodecs python3-h5py python3-matplotlib
       openmpi-bin libopenmpi-dev time strace groff-base bc)

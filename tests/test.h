@@ -79,4 +79,19 @@
 			NZ__FAIL("memory differs: %s vs %s (%zu bytes)", #a, #b, (size_t)(n)); \
 	} while (0)
 
+/** Temporary files (a store's ".<name>.nztmp.<...>" names) anywhere below
+ *  `dir`: what an interrupted or failed write must not leave behind. */
+static inline int nz_test_temp_files(const char *dir)
+{
+	char cmd[1200];
+	FILE *p;
+	int n = -1;
+	snprintf(cmd, sizeof cmd, "find '%s' -name '.*.nztmp.*' | wc -l", dir);
+	p = popen(cmd, "r");
+	if (!p || fscanf(p, "%d", &n) != 1)
+		NZ__FAIL("cannot count the temporary files below '%s'", dir);
+	pclose(p);
+	return n;
+}
+
 #endif

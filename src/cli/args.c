@@ -56,6 +56,10 @@ static const char usage_convert[] =
 	"writing:\n"
 	"  -j, --jobs N            worker threads (default: all cores)\n"
 	"  --chunks R,C            chunk shape (default: all channels x ~4 MiB)\n"
+	"  --zarr-format 2|3       Zarr format of the output (default 2; 3 is not\n"
+	"                          available yet)\n"
+	"  --shards R,C            Zarr v3 shard shape, a multiple of the chunks\n"
+	"                          (default: all channels x ~256 MiB of rows)\n"
 	"  --compressor NAME       blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib,\n"
 	"                          gzip or none\n"
 	"  --clevel L              compression level (default: the codec's)\n"
@@ -176,18 +180,50 @@ static int numeric(nzc_args *a, const char *name, const char *v, char *err, size
 		if (parse_u64(&a->seed, v, 1) < 0)
 			return fail(err, errlen, "--seed needs a positive integer, not '%s'", v);
 	} else if (strcmp(name, "--chunks") == 0) {
-		char buf[64], *comma;
-		snprintf(buf, sizeof buf, "%s", v);
-		comma = strchr(buf, ',');
-		if (comma)
-			*comma = '\0';
-		if (!comma || parse_u64(&a->chunks[0], buf, 1) < 0 ||
-		    parse_u64(&a->chunks[1], comma + 1, 1) < 0)
+		if (nzc_parse_pair(a->chunks, v) < 0)
 			return fail(err, errlen, "--chunks needs ROWS,COLS (positive), not '%s'", v);
 		a->have_chunks = 1;
+	} else if (strcmp(name, "--shards") == 0) {
+		if (nzc_parse_pair(a->shards, v) < 0)
+			return fail(err, errlen, "--shards needs ROWS,COLS (positive), not '%s'", v);
+		a->have_shards = 1;
+	} else if (strcmp(name, "--zarr-format") == 0) {
+		if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
+			return fail(err, errlen, "--zarr-format needs 2 or 3, not '%s'", v ? v : "");
+		a->zarr_format = v[0] - '0';
 	} else {
 		return 1; /* not numeric */
 	}
+	return 0;
+}
+
+int nzc_parse_pair(uint64_t out[2], const char *s)
+{
+	char buf[64], *comma;
+	if (!s || strlen(s) >= sizeof buf)
+		return -1;
+	memcpy(buf, s, strlen(s) + 1);
+	if (!(comma = strchr(buf, ',')))
+		return -1;
+	*comma = '\0';
+	return parse_u64(&out[0], buf, 1) < 0 || parse_u64(&out[1], comma + 1, 1) < 0 ? -1 : 0;
+}
+
+int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
+		     size_t errlen)
+{
+	if (shards && zarr_format != 3)
+		return fail(err, errlen, "--shards needs --zarr-format 3 (Zarr v2 has no shards)");
+	if (shards && chunks && (shards[0] % chunks[0] || shards[1] % chunks[1]))
+		return fail(err, errlen,
+			    "--shards %llu,%llu is not a multiple of --chunks %llu,%llu in each "
+			    "dimension",
+			    (unsigned long long)shards[0], (unsigned long long)shards[1],
+			    (unsigned long long)chunks[0], (unsigned long long)chunks[1]);
+	if (zarr_format == 3)
+		return fail(err, errlen,
+			    "--zarr-format 3: Zarr v3 NWB output is not available yet (issue 12); "
+			    "only --zarr-format 2 is");
 	return 0;
 }
 
@@ -294,5 +330,8 @@ next:;
 		return fail(err, errlen, "convert needs -o OUT.nwb.zarr");
 	if (a->resume && a->overwrite)
 		return fail(err, errlen, "--resume and --overwrite exclude each other");
+	if (a->cmd == NZC_CONVERT)
+		return nzc_check_format(a->zarr_format, a->have_shards ? a->shards : NULL,
+					a->have_chunks ? a->chunks : NULL, err, errlen);
 	return 0;
 }

@@ -31,6 +31,9 @@ typedef struct nzc_args {
 	int jobs;                 /**< -j/--jobs; 0 = all cores */
 	uint64_t chunks[2];       /**< --chunks R,C */
 	int have_chunks;
+	int zarr_format;          /**< --zarr-format 2|3; 0 = not given (2) */
+	uint64_t shards[2];       /**< --shards R,C (Zarr v3 shard shape) */
+	int have_shards;
 	int clevel;               /**< --clevel; -1 = codec default */
 	int overwrite, quiet, json;
 	int resume;               /**< --resume: finish an interrupted convert */
@@ -48,6 +51,18 @@ typedef struct nzc_args {
  *  err (no "nwbzarr: " prefix) for unknown flags, missing or malformed
  *  values and missing operands. */
 int nzc_parse_args(nzc_args *out, int argc, char *const *argv, char *err, size_t errlen);
+
+/** Parse "ROWS,COLS" (two positive integers) into out; -1 if malformed. */
+int nzc_parse_pair(uint64_t out[2], const char *s);
+
+/** Check the storage-format flags shared by convert and export:
+ *  zarr_format 0 (not given), 2 or 3; shards (NULL = not given) need
+ *  format 3 and, with chunks (NULL = not given), a multiple of them in
+ *  each dimension. Until Zarr v3 NWB output exists (issue 12), format 3
+ *  itself is refused here too, so no command starts writing it. 0, or -1
+ *  with a one-line message in err. */
+int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
+		     size_t errlen);
 
 /** The usage text of a command (NZC_NONE/NZC_HELP: the top-level one). */
 const char *nzc_usage(nzc_cmd cmd);

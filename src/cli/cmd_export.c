@@ -1,5 +1,6 @@
 /* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]
- *                [--chunks keep|auto] [--overwrite] [--hdf5-decode] [--stats] */
+ *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
+ *                [--overwrite] [--hdf5-decode] [--stats] */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,14 @@
 
 static const char usage_text[] =
 	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]\n"
-	"                      [--chunks keep|auto] [--overwrite | --resume] [--fsync]\n"
-	"                      [--hdf5-decode] [--stats]\n"
+	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
+	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode] [--stats]\n"
 	"  -j, --jobs N        worker threads (default: one per core)\n"
 	"  --compressor NAME   blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib, gzip, none\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
+	"  --zarr-format 2|3   Zarr format of the output (default 2; 3 is not available yet)\n"
+	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
+	"                      chunks (default: all columns x ~256 MiB of rows)\n"
 	"  --overwrite         replace an existing Zarr store at OUT\n"
 	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
 	"  --fsync             fsync every file and directory (durable on power loss)\n"
@@ -84,7 +88,9 @@ int nz_cli_export(int argc, char **argv)
 	nz_export_stats st;
 	nz_compressor comp;
 	const char *in = NULL, *out = NULL;
-	int i, stats = 0;
+	uint64_t shards[2];
+	int i, stats = 0, zarr_format = 0, have_shards = 0;
+	char err[256];
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -115,6 +121,16 @@ int nz_cli_export(int argc, char **argv)
 				o.chunks = NZ_EXPORT_CHUNKS_AUTO;
 			else
 				return bad_usage("--chunks must be keep or auto, not '%s'", argv[i]);
+		} else if (strcmp(a, "--zarr-format") == 0) {
+			if (++i >= argc || (strcmp(argv[i], "2") != 0 && strcmp(argv[i], "3") != 0))
+				return bad_usage("--zarr-format needs 2 or 3, not '%s'",
+						 i < argc ? argv[i] : "");
+			zarr_format = argv[i][0] - '0';
+		} else if (strcmp(a, "--shards") == 0) {
+			if (++i >= argc || nzc_parse_pair(shards, argv[i]) < 0)
+				return bad_usage("--shards needs ROWS,COLS (positive), not '%s'",
+						 i < argc ? argv[i] : "");
+			have_shards = 1;
 		} else if (strcmp(a, "--overwrite") == 0) {
 			o.overwrite = 1;
 		} else if (strcmp(a, "--resume") == 0) {
@@ -137,6 +153,8 @@ int nz_cli_export(int argc, char **argv)
 	}
 	if (!in || !out)
 		return bad_usage("%s", "IN.nwb and OUT.nwb.zarr are required");
+	if (nzc_check_format(zarr_format, have_shards ? shards : NULL, NULL, err, sizeof err) < 0)
+		return bad_usage("%s", err);
 	if (o.resume && o.overwrite)
 		return bad_usage("%s", "--resume and --overwrite exclude each other");
 	o.stats = &st;

@@ -97,24 +97,53 @@ static int check_source(const nz__target *t, const nz_source *src)
 	return 0;
 }
 
-/* Bytes of array data (inside the array's edges) in the plan's chunks. */
-static uint64_t plan_bytes(const nz__target *t, const nz_plan *plan)
+/* Bytes of array data (inside the array's edges) in the plan's chunks (or
+ * units: `unit` is the extent in elements of what the plan counts), and
+ * *chunks = the array chunks they hold. */
+static uint64_t plan_bytes(uint64_t *chunks, const nz__target *t, const nz_plan *plan,
+			   const uint64_t *unit)
 {
 	uint64_t k, n = nz_plan_ntasks(plan), total = 0;
 	nz_task task;
 	int d;
 
+	*chunks = 0;
 	for (k = 0; k < n; k++) {
-		uint64_t b = t->itemsize;
+		uint64_t b = t->itemsize, c = 1;
 		nz_plan_task(&task, plan, k);
 		for (d = 0; d < t->ndim; d++) {
-			uint64_t lo = task.chunk_start[d] * t->chunks[d];
-			uint64_t hi = (task.chunk_start[d] + task.chunk_count[d]) * t->chunks[d];
-			b *= (hi < t->shape[d] ? hi : t->shape[d]) - lo;
+			uint64_t lo = task.chunk_start[d] * unit[d];
+			uint64_t hi = (task.chunk_start[d] + task.chunk_count[d]) * unit[d];
+			hi = hi < t->shape[d] ? hi : t->shape[d];
+			b *= hi - lo;
+			c *= (hi - lo) / t->chunks[d] + ((hi - lo) % t->chunks[d] != 0);
 		}
 		total += b;
+		*chunks += c;
 	}
 	return total;
+}
+
+/* Units mode: the extent of a unit in elements, and the bytes a worker
+ * holds for one row of a unit's chunks (plus one chunk of encoder output). */
+static int unit_geometry(uint64_t *unit, size_t *row_bytes, const nz__target *t,
+			 size_t chunk_bytes)
+{
+	uint64_t n = 1;
+	int d;
+
+	for (d = 0; d < t->ndim; d++) {
+		if (t->unit_chunks[d] == 0 || t->unit_chunks[d] > UINT64_MAX / t->chunks[d])
+			return nz__error_set(NZ_EINVAL, "writing '%s': bad write unit of %" PRIu64
+					     " chunks in dimension %d", t->name, t->unit_chunks[d], d);
+		unit[d] = t->unit_chunks[d] * t->chunks[d];
+		if (d > 0)
+			n *= t->unit_chunks[d];
+	}
+	if (n > SIZE_MAX / (chunk_bytes ? chunk_bytes : 1) - 1)
+		return nz__error_set(NZ_EINVAL, "writing '%s': write unit size overflows", t->name);
+	*row_bytes = (size_t)(n + 1) * chunk_bytes;
+	return 0;
 }
 
 /* State the caller keeps between polls. */
@@ -229,12 +258,12 @@ int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *
 	static const nz_write_opts defaults = NZ_WRITE_OPTS_INIT;
 	const nz_write_opts *opts = opts_in ? opts_in : &defaults;
 	nz__write_ctl dctl = NZ__WRITE_CTL_INIT, *ctl = ctl_in ? ctl_in : &dctl;
-	uint64_t tc[NZ_MAX_DIMS], ntasks;
+	uint64_t tc[NZ_MAX_DIMS], unit[NZ_MAX_DIMS], ntasks;
 	nz_plan *whole = NULL, *part = NULL;
 	nz__pool *pool = NULL;
 	nz__job job;
 	poller p;
-	size_t budget, chunk_bytes;
+	size_t budget, chunk_bytes, plan_unit_bytes;
 	int err = 0, jobs, workers, i, job_ready = 0, inl;
 
 	ctl->threads = 0;
@@ -253,10 +282,27 @@ int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *
 	if (jobs > NZ_WRITE_MAX_JOBS)
 		jobs = NZ_WRITE_MAX_JOBS;
 	budget = opts->buffer_size ? opts->buffer_size : NZ_WRITE_BUFFER_DEFAULT;
-	workers = choose_shape(tc, t, src, jobs, budget, chunk_bytes);
+	if (t->unit_chunks) {
+		/* One unit per task: a unit is already a large piece of work, and a
+		 * worker's memory is one row of its chunks, whatever the unit's size. */
+		size_t row_bytes = 0;
+		if ((err = unit_geometry(unit, &row_bytes, t, chunk_bytes)) < 0)
+			return err;
+		workers = jobs;
+		if (row_bytes && budget / row_bytes < (size_t)workers)
+			workers = budget / row_bytes ? (int)(budget / row_bytes) : 1;
+		for (i = 0; i < t->ndim; i++)
+			tc[i] = 1;
+		if (nz__prod_size(&plan_unit_bytes, unit, t->ndim, t->itemsize) < 0)
+			plan_unit_bytes = SIZE_MAX;
+	} else {
+		workers = choose_shape(tc, t, src, jobs, budget, chunk_bytes);
+		memcpy(unit, t->chunks, (size_t)t->ndim * sizeof *unit);
+		plan_unit_bytes = chunk_bytes;
+	}
 	if (opts->task_chunks)
 		memcpy(tc, opts->task_chunks, (size_t)t->ndim * sizeof *tc);
-	if ((err = nz_plan_new(&whole, t->ndim, t->shape, t->chunks, tc)) < 0)
+	if ((err = nz_plan_new(&whole, t->ndim, t->shape, unit, tc)) < 0)
 		goto done;
 	if ((err = nz_plan_part(&part, whole, opts->nparts > 1 ? opts->part : 0,
 				opts->nparts > 1 ? opts->nparts : 1)) < 0)
@@ -264,7 +310,7 @@ int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *
 	ntasks = nz_plan_ntasks(part);
 	if ((uint64_t)workers > ntasks)
 		workers = ntasks ? (int)ntasks : 1;
-	if ((inl = runs_inline(part, chunk_bytes, ctl->inline_bytes)) != 0)
+	if ((inl = runs_inline(part, plan_unit_bytes, ctl->inline_bytes)) != 0)
 		workers = 1;
 
 	job.t = t;
@@ -288,8 +334,7 @@ int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *
 	p.job = &job;
 	p.start = nz__now();
 	p.interval_ms = opts->progress_interval_ms ? opts->progress_interval_ms : 100;
-	p.chunks_total = nz_plan_nchunks(part);
-	p.bytes_total = plan_bytes(t, part);
+	p.bytes_total = plan_bytes(&p.chunks_total, t, part, unit);
 	p.ctl = ctl;
 	if (inl) {
 		run_inline(&p, ntasks);

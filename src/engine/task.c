@@ -1,5 +1,7 @@
-/* The worker side: run one task. A task is a box of whole chunks; it is
- * processed one chunk-row (one chunk index along dim 0) at a time. Three ways
+/* The worker side: run one task. A task is a box of whole chunks, or of
+ * whole write units (shards), each of which is a box of chunks begun and
+ * ended around it; a box is processed one chunk-row (one chunk index along
+ * dim 0) at a time. Three ways
  * to fill a chunk buffer, cheapest first:
  *  - memory source: copy straight from the source's array;
  *  - direct: the chunk's data is one contiguous run of the source read (a
@@ -228,27 +230,25 @@ static int gather_row(nz__job *job, nz__worker *w, const chunk_box *cb, size_t n
 	return 0;
 }
 
-static int run_task(nz__job *job, nz__worker *w, uint64_t i)
+/* A box of whole chunks, one chunk-row at a time. */
+static int run_box(nz__job *job, nz__worker *w, const nz_task *box)
 {
 	const nz__target *t = job->t;
 	chunk_box *cb = NULL;
-	nz_task task;
 	uint64_t row, n = 1, g;
-	int d, err;
+	int d, err = 0;
 
-	if ((err = nz_plan_task(&task, job->plan, i)) < 0)
-		return err;
 	if (t->ndim == 0) {
 		chunk_box c = {{0}, {0}, {0}, 0};
 		return single_chunk(job, w, &c);
 	}
 	for (d = 1; d < t->ndim; d++)
-		n *= task.chunk_count[d];
+		n *= box->chunk_count[d];
 	if (!(cb = nz__calloc((size_t)n, sizeof *cb)))
 		return nz__error_set(NZ_ENOMEM, "engine: out of memory");
-	for (row = task.chunk_start[0]; row < task.chunk_start[0] + task.chunk_count[0]; row++) {
+	for (row = box->chunk_start[0]; row < box->chunk_start[0] + box->chunk_count[0]; row++) {
 		for (g = 0; g < n; g++)
-			chunk_of(&cb[g], t, &task, row, g);
+			chunk_of(&cb[g], t, box, row, g);
 		if (job->memory || (n == 1 && is_direct(job, &cb[0]))) {
 			for (g = 0; g < n && err == 0; g++)
 				err = single_chunk(job, w, &cb[g]);
@@ -260,6 +260,67 @@ static int run_task(nz__job *job, nz__worker *w, uint64_t i)
 	}
 	nz__free(cb);
 	return err;
+}
+
+/* The chunks of unit `u` that lie inside the array's chunk grid. */
+static void unit_box(nz_task *box, const nz__target *t, const uint64_t *u)
+{
+	memset(box, 0, sizeof *box);
+	box->ndim = t->ndim;
+	for (int d = 0; d < t->ndim; d++) {
+		uint64_t grid = t->shape[d] / t->chunks[d] + (t->shape[d] % t->chunks[d] != 0);
+		box->chunk_start[d] = u[d] * t->unit_chunks[d];
+		box->chunk_count[d] = grid - box->chunk_start[d] < t->unit_chunks[d]
+					      ? grid - box->chunk_start[d]
+					      : t->unit_chunks[d];
+	}
+}
+
+/* A task of whole units (the plan's "chunks" are units): each in C order,
+ * begun, filled row by row, and ended, or aborted when anything stops it. */
+static int run_units(nz__job *job, nz__worker *w, const nz_task *task)
+{
+	const nz__target *t = job->t;
+	uint64_t u[NZ_MAX_DIMS], n = 1, k;
+	int d, err = 0;
+
+	for (d = 0; d < t->ndim; d++)
+		n *= task->chunk_count[d];
+	for (k = 0; k < n && err == 0; k++) {
+		uint64_t rest = k;
+		nz_task box;
+		for (d = t->ndim - 1; d >= 0; d--) {
+			u[d] = task->chunk_start[d] + rest % task->chunk_count[d];
+			rest /= task->chunk_count[d];
+		}
+		if (atomic_load(&job->stop))
+			return STOPPED;
+		if ((err = t->unit_begin(t->ctx, &w->state, u)) < 0)
+			return err;
+		if (err == 1) { /* already stored */
+			pthread_mutex_lock(&job->mu);
+			job->units_skipped++;
+			pthread_mutex_unlock(&job->mu);
+			err = 0;
+			continue;
+		}
+		unit_box(&box, t, u);
+		if ((err = run_box(job, w, &box)) == 0)
+			err = t->unit_end(t->ctx, &w->state);
+		else
+			t->unit_abort(t->ctx, &w->state);
+	}
+	return err;
+}
+
+static int run_task(nz__job *job, nz__worker *w, uint64_t i)
+{
+	nz_task task;
+	int err;
+
+	if ((err = nz_plan_task(&task, job->plan, i)) < 0)
+		return err;
+	return job->t->unit_chunks ? run_units(job, w, &task) : run_box(job, w, &task);
 }
 
 void nz__job_run_one(void *arg, int worker)

@@ -29,6 +29,20 @@ typedef struct nz__target {
 		   size_t len);
 	void (*state_free)(void *state);
 	void *ctx;
+	/** Write units (Zarr v3 shards): chunks per unit along each dimension;
+	 *  NULL = every chunk is a unit of its own and only put is called.
+	 *  With units, a task is a box of whole units (opts->task_chunks then
+	 *  counts units), and each unit is written on one worker as
+	 *  unit_begin, put for each of its chunks inside the array in C order
+	 *  of their position in the unit, one row of chunks (along dimension
+	 *  0) at a time so that memory holds one row, never the unit, then
+	 *  unit_end. After a failure or a stop between the two, unit_abort is
+	 *  called instead: a unit is stored whole or not at all. unit_begin
+	 *  returns 1 to skip a unit that is already stored (resume). */
+	const uint64_t *unit_chunks;
+	int (*unit_begin)(void *ctx, void **state, const uint64_t *unit_index);
+	int (*unit_end)(void *ctx, void **state);
+	void (*unit_abort)(void *ctx, void **state);
 } nz__target;
 
 /** Fill `t` with the geometry, fill value and name of array `a` (put,
@@ -85,6 +99,7 @@ typedef struct nz__job {
 	pthread_cond_t done_cv;
 	uint64_t tasks_done; /* taken from the queue, run or skipped */
 	uint64_t tasks_run, chunks_done, bytes_done;
+	uint64_t units_skipped; /* unit_begin said "already stored" */
 	int failed;
 	nz_error err; /* the first failure */
 } nz__job;

@@ -67,5 +67,38 @@ int main(void)
 	ASSERT_CONTAINS(err, "unknown command 'explode'");
 	ASSERT_EQ_INT(PARSE(&a, err, "info", "f.zarr", "--json"), 0);
 	ASSERT(a.cmd == NZC_INFO && a.json);
+
+	/* Zarr format and shards: 2 is accepted; shards need 3 and must be a
+	 * multiple of the chunks; 3 itself is refused until issue 12. */
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "2"), 0);
+	ASSERT_EQ_INT(a.zarr_format, 2);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format=4"), -1);
+	ASSERT_CONTAINS(err, "--zarr-format needs 2 or 3, not '4'");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3"), -1);
+	ASSERT_CONTAINS(err, "not available yet (issue 12)");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--shards", "1000,64"), -1);
+	ASSERT_CONTAINS(err, "--shards needs --zarr-format 3");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "2", "--shards",
+			    "1000,64"), -1);
+	ASSERT_CONTAINS(err, "--shards needs --zarr-format 3");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3", "--chunks",
+			    "100,64", "--shards", "250,64"), -1);
+	ASSERT_CONTAINS(err, "--shards 250,64 is not a multiple of --chunks 100,64");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--shards", "0,64"), -1);
+	ASSERT_CONTAINS(err, "--shards needs ROWS,COLS");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3", "--chunks",
+			    "100,64", "--shards", "1000,128"), -1);
+	ASSERT_CONTAINS(err, "issue 12"); /* consistent, and still refused */
+	{
+		uint64_t p[2];
+		ASSERT_EQ_INT(nzc_parse_pair(p, "300000,384"), 0);
+		ASSERT(p[0] == 300000 && p[1] == 384);
+		ASSERT_EQ_INT(nzc_parse_pair(p, "3,"), -1);
+		ASSERT_EQ_INT(nzc_parse_pair(p, ",3"), -1);
+		ASSERT_EQ_INT(nzc_parse_pair(p, "3"), -1);
+		ASSERT_EQ_INT(nzc_parse_pair(p, "-3,4"), -1);
+		ASSERT_EQ_INT(nzc_parse_pair(p, NULL), -1);
+		ASSERT_EQ_INT(nzc_check_format(0, NULL, NULL, err, sizeof err), 0);
+	}
 	return 0;
 }

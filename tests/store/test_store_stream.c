@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "objstore.h"
+#include "oom.h"
 #include "test.h"
 #include "util/alloc.h"
 
@@ -409,49 +410,62 @@ static int stream_ops(nz_store *s)
 	return rc;
 }
 
-/* Allocation k failing, for every k until the sequence succeeds: always
- * NZ_ENOMEM, and the key is absent or whole, never partial. */
-static void alloc_loop(nz_store *s)
+/* The allocation-failure sweep (tests/oom.h) over a streaming put and the
+ * ranged reads: every refused allocation is NZ_ENOMEM with a message, and
+ * the key is then absent or whole, never partial, with no temporary file. */
+typedef struct oom_ctx {
+	nz_store *s;
+	const char *dir; /* directory store: its folder, else NULL */
+} oom_ctx;
+
+/* The removal is part of the run, not a reset: the sweep counts a reset's
+ * allocations in a run's total (tests/oom.h), and the directory store's
+ * remove allocates. */
+static int oom_run(void *ctx)
 {
-	long k;
-	for (k = 1; k < 500; k++) {
-		int rc;
-		void *v = NULL;
-		size_t n = 0;
-		ASSERT_OK(nz_store_remove(s, "alloc/k"));
-		nz__alloc_fail_after(k);
-		rc = stream_ops(s);
-		nz__alloc_fail_after(0);
-		if (rc != 0 && rc != NZ_ENOMEM)
-			NZ__FAIL("allocation %ld failing gave %d", k, rc);
-		if (nz_store_get(s, "alloc/k", &v, &n) == 0) {
-			ASSERT_EQ_U64(n, 10);
-			ASSERT_MEM_EQ(v, "abcdefghij", 10);
-		}
-		nz_free(v);
-		if (rc == 0)
-			break;
+	oom_ctx *c = ctx;
+	int err = nz_store_remove(c->s, "alloc/k");
+	return err < 0 ? err : stream_ops(c->s);
+}
+
+static void oom_failed(void *ctx, long n)
+{
+	oom_ctx *c = ctx;
+	void *v = NULL;
+	size_t len = 0;
+	int temps;
+	if (nz_store_get(c->s, "alloc/k", &v, &len) == 0) {
+		ASSERT_EQ_U64(len, 10);
+		ASSERT_MEM_EQ(v, "abcdefghij", 10);
 	}
-	ASSERT(k > 1 && k < 500);
+	nz_free(v);
+	if (c->dir) {
+		count_entries(c->dir, &temps);
+		ASSERT_EQ_INT(temps, 0);
+	}
+}
+
+static void sweep(nz_store *s, const char *dir, const char *what)
+{
+	oom_ctx c = {s, dir};
+	nz_oom_sweep sw = {what, oom_run, NULL, oom_failed, &c, 0, 0, 0, 0};
+	nz_oom_run_sweep(&sw);
 }
 
 static void test_alloc_failures(void)
 {
 	nz_store *s = NULL;
-	char dir[600];
-	int temps;
+	char dir[600], sub[700];
 	snprintf(dir, sizeof dir, "%s/alloc", root);
+	snprintf(sub, sizeof sub, "%s/alloc", dir);
 	ASSERT_OK(nz_store_open_dir(&s, dir, NZ_STORE_CREATE));
-	alloc_loop(s);
+	sweep(s, sub, "streaming put, directory store");
 	nz_store_free(s);
-	snprintf(dir, sizeof dir, "%s/alloc/alloc", root);
-	count_entries(dir, &temps);
-	ASSERT_EQ_INT(temps, 0);
 	ASSERT_OK(nz_store_new_memory(&s));
-	alloc_loop(s);
+	sweep(s, NULL, "streaming put, memory store");
 	nz_store_free(s);
 	ASSERT_OK(nz_test_objstore_new(&s));
-	alloc_loop(s);
+	sweep(s, NULL, "streaming put, object store");
 	nz_store_free(s);
 	ASSERT_EQ_INT(nz_test_objstore_open_uploads(), 0);
 }
