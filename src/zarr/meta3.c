@@ -209,7 +209,7 @@ done:
 
 int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 {
-	json_t *m = json_object(), *v = NULL;
+	json_t *m = NULL, *v = NULL;
 	uint64_t chunks[NZ_MAX_DIMS];
 	char sep[2] = { o->dimension_separator, '\0' };
 	int i, err = 0;
@@ -218,6 +218,7 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 	if (o->filters_json || o->shards)
 		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': %s not supported for Zarr v3 arrays yet", path,
 				     o->filters_json ? "numcodecs filters are" : "sharding is");
+	m = json_object(); /* after the refusals above, which return without freeing */
 	if (!sep[0])
 		sep[0] = o->chunk_key_encoding == NZ_CHUNK_KEY_V2 ? '.' : '/';
 	for (i = 0; i < o->ndim; i++)
