@@ -97,7 +97,10 @@ typedef struct nz_array_opts {
 	 *  NZ_EUNSUPPORTED. */
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
-	 *  NULL = not sharded. Not supported yet: NZ_EUNSUPPORTED. */
+	 *  NULL = not sharded. Sharded arrays are written whole shards at a
+	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
+	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
 	const char *const *dimension_names;
@@ -194,7 +197,8 @@ NZ_EXTERN uint64_t nz_array_nchunks(const nz_array *array);
 /** Bytes of one full chunk in memory (product of chunks x itemsize). */
 NZ_EXTERN size_t nz_array_chunk_nbytes(const nz_array *array);
 /** The store key of a chunk, e.g. "data/3.0" (v2) or "data/c/3/0" (v3
- *  default encoding); caller frees with nz_free. */
+ *  default encoding); of a sharded array, the key of the shard holding
+ *  that (inner) chunk. Caller frees with nz_free. */
 NZ_EXTERN int nz_array_chunk_key(char **out, const nz_array *array, const uint64_t *chunk_index);
 
 /** Per-thread reusable buffers for encoding/decoding. Optional (NULL = the
@@ -213,6 +217,15 @@ NZ_EXTERN void nz_scratch_free(nz_scratch *scratch);
  *  atomically. Thread-safe for distinct chunks. */
 NZ_EXTERN int nz_array_write_chunk(nz_array *array, nz_scratch *scratch,
 				   const uint64_t *chunk_index, const void *data, size_t len);
+
+/** Write one whole write unit (nz_array_shards) of a fixed-size dtype:
+ *  `data` holds it densely in C order (prod(shards) x itemsize bytes,
+ *  elements past the array's edge ignored). A sharded array's shard is one
+ *  atomic put of its encoded inner chunks plus index; an unsharded array's
+ *  unit is one chunk. Thread-safe for distinct shards. For small writes;
+ *  the engine streams inner chunks instead. */
+NZ_EXTERN int nz_array_write_shard(nz_array *array, nz_scratch *scratch, const uint64_t *shard_index,
+				   const void *data, size_t len);
 
 /** Write one chunk of an object array: `count` elements (a full chunk, C
  *  order); element i is items[i] of lens[i] bytes (UTF-8 text, bytes, or JSON
@@ -236,7 +249,7 @@ typedef struct nz_vlen {
 /** Read one chunk of an object array into a new *out (caller frees with
  *  nz_vlen_free). NZ_EINVAL for a fixed-size array; a chunk that does not
  *  decode is an error naming its key; a missing chunk reads as empty
- *  elements. Thread-safe for any chunks. */
+ *  elements (v3: as the fill value). Thread-safe for any chunks. */
 NZ_EXTERN int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *array, const uint64_t *chunk_index);
 /** NULL ok. */
 NZ_EXTERN void nz_vlen_free(nz_vlen *v);
@@ -269,7 +282,10 @@ NZ_EXTERN int nz_consolidate(nz_store *store);
  *  contents are nz_array_open's to judge. 0; NZ_EMISMATCH when .zmetadata
  *  parses but disagrees with the documents; NZ_EFORMAT (NZ_EIO, ...) for a
  *  document that does not parse or is not what it must be; each naming the
- *  store and the key. Reads the whole store's metadata. */
+ *  store and the key. Reads the whole store's metadata. A v3 hierarchy:
+ *  every zarr.json is a v3 group or array, and the root's
+ *  consolidated_metadata, when there is one, holds exactly the other
+ *  nodes' documents (NZ_EMISMATCH otherwise). */
 NZ_EXTERN int nz_metadata_check(nz_store *store);
 
 #ifdef __cplusplus

@@ -262,30 +262,43 @@ size_t nz_array_chunk_nbytes(const nz_array *a) { return a->chunk_nbytes; }
 const void *nz_array_fill_value(const nz_array *a) { return a->fill; }
 const char *nz_array_path(const nz_array *a) { return a->path; }
 int nz_array_zarr_format(const nz_array *a) { return a->format; }
-/* Sharding is not written yet: the write unit is the chunk. */
-const uint64_t *nz_array_shards(const nz_array *a) { return a->chunks; }
-int nz_array_shard_grid(const nz_array *a, uint64_t *grid) { return nz_array_chunk_grid(a, grid); }
-uint64_t nz_array_nshards(const nz_array *a) { return nz_array_nchunks(a); }
+const uint64_t *nz_array_shards(const nz_array *a) { return a->sharded ? a->shards : a->chunks; }
+
+/* Units of shape `unit` along each dimension, and their product
+ * (saturating: more units than anyone can write). */
+static uint64_t grid_of(const nz_array *a, const uint64_t *unit, uint64_t *grid)
+{
+	uint64_t n = 1;
+	int i;
+	for (i = 0; i < a->ndim; i++) {
+		grid[i] = a->shape[i] / unit[i] + (a->shape[i] % unit[i] != 0);
+		n = grid[i] != 0 && n > UINT64_MAX / grid[i] ? UINT64_MAX : n * grid[i];
+	}
+	return n;
+}
+
+int nz_array_shard_grid(const nz_array *a, uint64_t *grid)
+{
+	grid_of(a, nz_array_shards(a), grid);
+	return a->ndim;
+}
+
+uint64_t nz_array_nshards(const nz_array *a)
+{
+	uint64_t grid[NZ_MAX_DIMS];
+	return grid_of(a, nz_array_shards(a), grid);
+}
 
 int nz_array_chunk_grid(const nz_array *a, uint64_t *grid)
 {
-	int i;
-	for (i = 0; i < a->ndim; i++)
-		grid[i] = a->shape[i] / a->chunks[i] + (a->shape[i] % a->chunks[i] != 0);
+	grid_of(a, a->chunks, grid);
 	return a->ndim;
 }
 
 uint64_t nz_array_nchunks(const nz_array *a)
 {
-	uint64_t grid[NZ_MAX_DIMS], n = 1;
-	int i;
-	nz_array_chunk_grid(a, grid);
-	for (i = 0; i < a->ndim; i++) {
-		if (grid[i] != 0 && n > UINT64_MAX / grid[i])
-			return UINT64_MAX; /* saturate: more chunks than anyone can write */
-		n *= grid[i];
-	}
-	return n;
+	uint64_t grid[NZ_MAX_DIMS];
+	return grid_of(a, a->chunks, grid);
 }
 
 int nz_array_chunk_key(char **out, const nz_array *a, const uint64_t *idx)
@@ -303,8 +316,10 @@ int nz_array_chunk_key(char **out, const nz_array *a, const uint64_t *idx)
 		if (idx[i] >= g)
 			return nz__error_set(NZ_EINVAL, "array '%s': chunk index %llu out of range in dimension %d (%llu chunks)",
 					     a->path, (unsigned long long)idx[i], i, (unsigned long long)g);
+		/* a sharded array stores the inner chunk in the shard that holds it */
+		uint64_t k = a->sharded ? idx[i] / (a->shards[i] / a->chunks[i]) : idx[i];
 		n += (size_t)snprintf(name + n, sizeof name - n, "%s%llu", i || v3default ? (a->sep == '/' ? "/" : ".") : "",
-				      (unsigned long long)idx[i]);
+				      (unsigned long long)k);
 	}
 	name[n] = '\0';
 	return nz__zarr_key(out, a->path, name);

@@ -83,6 +83,9 @@ int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t l
 {
 	char *key = NULL;
 	int err;
+	if (a->sharded)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s' is sharded: write whole shards (nz_array_write_shard), not chunks",
+				     a->path);
 	if ((err = nz_array_chunk_key(&key, a, idx)) < 0)
 		return err;
 	if (data)
@@ -95,7 +98,7 @@ int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t l
 
 /* zarr's write_empty_chunks=False test: every element equals the fill value
  * (NaN equals NaN, as in zarr's all_equal). */
-static int chunk_is_empty(const nz_array *a, const unsigned char *data)
+int nz__chunk_is_empty(const nz_array *a, const unsigned char *data)
 {
 	size_t i, sz = a->dtype.itemsize;
 	for (i = 0; i < a->chunk_nelems; i++, data += sz) {
@@ -137,7 +140,7 @@ int nz_array_write_chunk(nz_array *a, nz_scratch *scratch, const uint64_t *idx, 
 	if (len != a->chunk_nbytes)
 		return nz__error_set(NZ_EINVAL, "array '%s': chunk data is %zu bytes, a full chunk is %zu",
 				     a->path, len, a->chunk_nbytes);
-	if (a->skip_empty && chunk_is_empty(a, data))
+	if (a->skip_empty && nz__chunk_is_empty(a, data))
 		return nz__chunk_store(a, idx, NULL, 0);
 	if ((err = nz__chunk_encode(a, s, data, len, a->dtype.itemsize, &enc, &enclen)) == 0)
 		err = nz__chunk_store(a, idx, enc, enclen);
@@ -155,6 +158,8 @@ static int chunk_get(void **data, size_t *len, char **key, const nz_array *a, co
 	*key = NULL;
 	if ((err = nz_array_chunk_key(key, a, idx)) < 0)
 		return err;
+	if (a->sharded)
+		return nz__shard3_get(data, len, a, idx, *key);
 	err = nz_store_get(a->store, *key, data, len);
 	if (err == NZ_ENOTFOUND) {
 		*data = NULL;
@@ -221,6 +226,24 @@ int nz_array_write_chunk_vlen(nz_array *a, nz_scratch *scratch, const uint64_t *
 	return err;
 }
 
+/* A missing chunk: v2 reads empty elements (zarr 2 gives None / ""), v3
+ * the fill value (text for string, base64 for variable_length_bytes). */
+static int vlen_missing(nz_vlen **out, const nz_array *a)
+{
+	const char *f = a->format == 3 ? json_string_value(a->fill_json) : NULL;
+	unsigned char *raw = NULL;
+	size_t n = 0;
+	int err;
+	if (!f || !f[0])
+		return nz__vlen_empty(out, a->chunk_nelems);
+	if (a->ocodec == NZ_OBJECT_VLEN_UTF8)
+		return nz__vlen_filled(out, a->chunk_nelems, f, json_string_length(a->fill_json));
+	if ((err = nz__base64_decode(&raw, &n, f, a->path)) == 0)
+		err = nz__vlen_filled(out, a->chunk_nelems, raw, n);
+	nz__free(raw);
+	return err;
+}
+
 int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *a, const uint64_t *idx)
 {
 	nz_scratch s = { { 0 }, { 0 } };
@@ -235,7 +258,7 @@ int nz_array_read_chunk_vlen(nz_vlen **out, nz_array *a, const uint64_t *idx)
 	if ((err = chunk_get(&raw, &rawlen, &key, a, idx)) < 0)
 		goto done;
 	if (!raw) {
-		err = nz__vlen_empty(out, a->chunk_nelems);
+		err = vlen_missing(out, a);
 		goto done;
 	}
 	if ((err = nz__chunk_decode(a, &s, raw, rawlen, 0, &dec, &declen)) < 0 ||

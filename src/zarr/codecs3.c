@@ -129,13 +129,14 @@ static int parse_bytes(nz_array *a, json_t **canon, const char *name, const json
 	return 0;
 }
 
-/* v3 blosc/zstd/gzip configuration -> the numcodecs config src/codec
+/* v3 blosc/zstd/gzip/crc32c configuration -> the numcodecs config src/codec
  * parses, and the canonical v3 entry. *typesize: blosc's element size. */
 static int parse_b2b(json_t **numc, json_t **canon, size_t *typesize, const char *name, const json_t *cfg,
 		     size_t itemsize, const char *what)
 {
 	static const char *const bk[] = { "typesize", "cname", "clevel", "shuffle", "blocksize", NULL };
 	static const char *const zk[] = { "level", "checksum", NULL }, *const gk[] = { "level", NULL };
+	static const char *const none[] = { NULL };
 	json_t *level = json_object_get(cfg, "level");
 	int err;
 	*typesize = itemsize ? itemsize : 1;
@@ -160,6 +161,11 @@ static int parse_b2b(json_t **numc, json_t **canon, size_t *typesize, const char
 				   (json_int_t)*typesize, "cname", json_object_get(cfg, "cname"), "clevel",
 				   json_object_get(cfg, "clevel"), "shuffle", shuffles[s], "blocksize",
 				   json_integer_value(bs));
+	} else if (strcmp(name, "crc32c") == 0) {
+		if ((err = check_keys(cfg, none, name, what)) < 0)
+			return err;
+		*numc = json_pack("{s:s}", "id", "crc32c");
+		*canon = json_pack("{s:s}", "name", "crc32c");
 	} else if (strcmp(name, "zstd") == 0) {
 		json_t *ck = json_object_get(cfg, "checksum");
 		if ((err = check_keys(cfg, zk, name, what)) < 0)
@@ -180,7 +186,8 @@ static int parse_b2b(json_t **numc, json_t **canon, size_t *typesize, const char
 
 static int is_b2b(const char *name)
 {
-	return strcmp(name, "blosc") == 0 || strcmp(name, "zstd") == 0 || strcmp(name, "gzip") == 0;
+	return strcmp(name, "blosc") == 0 || strcmp(name, "zstd") == 0 || strcmp(name, "gzip") == 0 ||
+	       strcmp(name, "crc32c") == 0;
 }
 
 int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
@@ -226,7 +233,7 @@ int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
 					    "array->bytes, then bytes->bytes)", what, name);
 		} else {
 			err = nz__error_set(NZ_EUNSUPPORTED, "%s: codec '%s' is not supported (transpose, bytes, vlen-utf8, "
-					    "vlen-bytes, blosc, zstd, gzip)", what, name);
+					    "vlen-bytes, blosc, zstd, gzip, crc32c)", what, name);
 		}
 		if (err < 0)
 			goto done;

@@ -92,6 +92,7 @@ static int parse_names(nz_array *a, const json_t *meta, const char *what)
 int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 {
 	json_t *v, *codecs = json_object_get(meta, "codecs");
+	const json_t *inner = codecs;
 	const char *s;
 	int err;
 
@@ -113,8 +114,10 @@ int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 		return nz__error_set(NZ_EFORMAT, "%s: 'attributes' must be an object, not %s", what, nz__json_type_name(v));
 	if (!json_is_array(codecs))
 		return nz__error_set(NZ_EFORMAT, "%s: 'codecs' must be a list, not %s", what, nz__json_type_name(codecs));
+	if ((err = nz__shard3_peek(a, &inner, codecs, what)) < 0)
+		return err;
 	if ((err = nz__dtype3_parse(&a->dtype, &a->ocodec, json_object_get(meta, "data_type"),
-				    nz__codecs3_big_endian(codecs), what)) < 0 ||
+				    nz__codecs3_big_endian(inner), what)) < 0 ||
 	    (err = nz__array_sizes(a, what)) < 0)
 		return err;
 	if (!(v = json_object_get(meta, "fill_value")))
@@ -132,7 +135,9 @@ int nz__array_parse3(nz_array *a, const json_t *meta, const char *what)
 		}
 		a->fill_is_nan = !a->dtype.big_endian && isnan(d);
 	}
-	return nz__codecs3_parse(a, codecs, what);
+	if ((err = nz__codecs3_parse(a, inner, what)) < 0)
+		return err;
+	return a->sharded ? nz__shard3_finish(a, codecs, what) : 0;
 }
 
 /* {"name": name, "configuration": {"<key>": v}} with v taken. */
@@ -153,7 +158,7 @@ int nz__array_to_meta3(json_t **out, const nz_array *a, const json_t *attrs)
 	if ((err = nz__dtype3_json(&v, &a->dtype, a->ocodec, a->path)) < 0)
 		goto done;
 	if (nz__json_take(m, "data_type", &v) < 0 ||
-	    (v = named("regular", "chunk_shape", nz__dims_json(a->chunks, a->ndim)),
+	    (v = named("regular", "chunk_shape", nz__dims_json(nz_array_shards(a), a->ndim)),
 	     nz__json_take(m, "chunk_grid", &v) < 0) ||
 	    (v = named(a->key_v2 ? "v2" : "default", "separator", json_string(sep)),
 	     nz__json_take(m, "chunk_key_encoding", &v) < 0) ||
@@ -207,6 +212,21 @@ done:
 	return err;
 }
 
+/* codecs = [sharding_indexed {chunk_shape, codecs: the chain opts_types
+ * made, index_codecs: [bytes little, crc32c], index_location}], as
+ * zarr-python writes it. */
+static int shard_codecs(json_t *m, const nz_array_opts *o, const uint64_t *chunks, const char *path)
+{
+	json_t *inner = json_incref(json_object_get(m, "codecs")), *v;
+	v = json_pack("[{s:s,s:{s:o,s:o,s:[{s:s,s:{s:s}},{s:s}],s:s}}]", "name", "sharding_indexed", "configuration",
+		      "chunk_shape", nz__dims_json(chunks, o->ndim), "codecs", inner, "index_codecs", "name", "bytes",
+		      "configuration", "endian", "little", "name", "crc32c", "index_location",
+		      o->shard_index_location == NZ_SHARD_INDEX_START ? "start" : "end");
+	if (!v || json_object_set_new(m, "codecs", v) < 0)
+		return nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
+	return 0;
+}
+
 int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 {
 	json_t *m = NULL, *v = NULL;
@@ -215,9 +235,11 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 	int i, err = 0;
 
 	*out = NULL;
-	if (o->filters_json || o->shards)
-		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': %s not supported for Zarr v3 arrays yet", path,
-				     o->filters_json ? "numcodecs filters are" : "sharding is");
+	if (o->filters_json)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': numcodecs filters are not supported for Zarr v3 arrays",
+				     path);
+	if (o->shards && o->object_codec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': sharded object arrays are not supported yet", path);
 	m = json_object(); /* after the refusals above, which return without freeing */
 	if (!sep[0])
 		sep[0] = o->chunk_key_encoding == NZ_CHUNK_KEY_V2 ? '.' : '/';
@@ -227,19 +249,33 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 		goto nomem;
 	if ((err = opts_types(m, o, path)) < 0)
 		goto done;
-	if ((v = named("regular", "chunk_shape", nz__dims_json(chunks, o->ndim)), nz__json_take(m, "chunk_grid", &v) < 0) ||
+	for (i = 0; o->shards && i < o->ndim; i++)
+		if (o->shards[i] == 0 || o->shards[i] % chunks[i] != 0) {
+			err = nz__error_set(NZ_EINVAL, "array '%s': shards[%d] = %llu is not a multiple of chunks (%llu)", path,
+					    i, (unsigned long long)o->shards[i], (unsigned long long)chunks[i]);
+			goto done;
+		}
+	if (o->shards && (err = shard_codecs(m, o, chunks, path)) < 0)
+		goto done;
+	if ((v = named("regular", "chunk_shape", nz__dims_json(o->shards ? o->shards : chunks, o->ndim)),
+	     nz__json_take(m, "chunk_grid", &v) < 0) ||
 	    (v = named(o->chunk_key_encoding == NZ_CHUNK_KEY_V2 ? "v2" : "default", "separator", json_string(sep)),
 	     nz__json_take(m, "chunk_key_encoding", &v) < 0))
 		goto nomem;
 	if (o->dimension_names) {
 		if (!(v = json_array()))
 			goto nomem;
-		for (i = 0; i < o->ndim; i++)
-			if (json_array_append_new(v, o->dimension_names[i] ? json_string(o->dimension_names[i])
-									    : json_null()) < 0) {
+		for (i = 0; i < o->ndim; i++) {
+			const char *n = o->dimension_names[i];
+			json_t *name = n ? json_string(n) : json_null(), *raw;
+			if (!name && n && (raw = json_string_nocheck(n))) { /* it was the text, not memory */
+				json_decref(raw);
 				err = nz__error_set(NZ_EINVAL, "array '%s': dimension name %d is not UTF-8", path, i);
 				goto done;
 			}
+			if (json_array_append_new(v, name) < 0)
+				goto nomem;
+		}
 		if (nz__json_take(m, "dimension_names", &v) < 0)
 			goto nomem;
 	}

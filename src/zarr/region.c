@@ -110,6 +110,59 @@ done:
 	return err;
 }
 
+/* One shard from the box [start, start+count) held densely in `box`:
+ * each inner chunk filled, overlapped with the box, put in C order. */
+static int shard_from_box(nz_array *a, nz_scratch *s, const uint64_t *shard, const uint64_t *start,
+			  const uint64_t *count, const unsigned char *box, unsigned char *chunk)
+{
+	uint64_t lo[NZ_MAX_DIMS], hi[NZ_MAX_DIMS], c[NZ_MAX_DIMS];
+	nz__shard_job *j = NULL;
+	size_t i;
+	int d, err;
+	for (d = 0; d < a->ndim; d++) {
+		uint64_t per = nz_array_shards(a)[d] / a->chunks[d];
+		lo[d] = c[d] = shard[d] * per;
+		hi[d] = lo[d] + per;
+	}
+	if ((err = nz__shard_begin(&j, a, shard)) < 0)
+		return err;
+	do {
+		for (i = 0; i < a->chunk_nelems; i++)
+			memcpy(chunk + i * a->dtype.itemsize, a->fill, a->dtype.itemsize);
+		copy_overlap(a, c, start, count, chunk, (unsigned char *)box, a->dtype.itemsize, 0);
+		if ((err = nz__shard_put_chunk(j, s, chunk, a->chunk_nbytes)) < 0) {
+			nz__shard_abort(j);
+			return err;
+		}
+	} while (next_index(c, lo, hi, a->ndim));
+	return nz__shard_end(j);
+}
+
+int nz_array_write_shard(nz_array *a, nz_scratch *scratch, const uint64_t *shard_index, const void *data,
+			 size_t len)
+{
+	uint64_t start[NZ_MAX_DIMS];
+	nz_scratch local = { { 0 }, { 0 } };
+	unsigned char *chunk = NULL;
+	size_t need = 0;
+	int d, err;
+	if (a->ocodec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EINVAL, "array '%s': nz_array_write_shard takes fixed-size dtypes", a->path);
+	if ((err = box_bytes(&need, a, nz_array_shards(a), a->dtype.itemsize)) < 0)
+		return err;
+	if (len != need)
+		return nz__error_set(NZ_EINVAL, "array '%s': a full shard is %zu bytes, %zu given", a->path, need, len);
+	for (d = 0; d < a->ndim; d++)
+		start[d] = shard_index[d] * nz_array_shards(a)[d];
+	if (!(chunk = nz__malloc(a->chunk_nbytes ? a->chunk_nbytes : 1)))
+		return nz__error_set(NZ_ENOMEM, "out of memory writing array '%s'", a->path);
+	err = shard_from_box(a, scratch ? scratch : &local, shard_index, start, nz_array_shards(a), data, chunk);
+	nz__free(chunk);
+	nz__buf_free(&local.a);
+	nz__buf_free(&local.b);
+	return err;
+}
+
 int nz_array_write_all(nz_array *a, const void *data, size_t len)
 {
 	uint64_t zero[NZ_MAX_DIMS] = { 0 }, grid[NZ_MAX_DIMS], c[NZ_MAX_DIMS] = { 0 };
@@ -128,6 +181,13 @@ int nz_array_write_all(nz_array *a, const void *data, size_t len)
 		return 0;
 	if (!(chunk = nz__malloc(a->chunk_nbytes)))
 		return nz__error_set(NZ_ENOMEM, "out of memory writing array '%s'", a->path);
+	if (a->sharded) {
+		nz_array_shard_grid(a, grid);
+		do
+			err = shard_from_box(a, &s, c, zero, a->shape, data, chunk);
+		while (err == 0 && next_index(c, zero, grid, a->ndim));
+		goto done;
+	}
 	nz_array_chunk_grid(a, grid);
 	do {
 		for (i = 0; i < a->chunk_nelems; i++)

@@ -165,6 +165,11 @@ static int vlen_add(vlen_impl *v, size_t i, const void *p, size_t n)
 
 int nz__vlen_empty(nz_vlen **out, size_t count)
 {
+	return nz__vlen_filled(out, count, "", 0);
+}
+
+int nz__vlen_filled(nz_vlen **out, size_t count, const void *fill, size_t len)
+{
 	vlen_impl *v = NULL;
 	size_t i;
 	int err;
@@ -172,7 +177,7 @@ int nz__vlen_empty(nz_vlen **out, size_t count)
 	if ((err = vlen_new(&v, count)) < 0)
 		return err;
 	for (i = 0; i < count; i++)
-		if ((err = vlen_add(v, i, "", 0)) < 0) {
+		if ((err = vlen_add(v, i, fill, len)) < 0) {
 			nz_vlen_free(&v->pub);
 			return err;
 		}

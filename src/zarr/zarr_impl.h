@@ -10,6 +10,7 @@
 #include "codec/codec.h"
 #include "nwbzarr/zarr.h"
 #include "util/buf.h"
+#include "zarr/shard.h"
 
 /** One field of a structured dtype (packed: offsets are running sums). */
 typedef struct nz__dtype_field {
@@ -73,6 +74,31 @@ int nz__codecs3_from_opts(json_t **out, const nz_array_opts *o, const nz__dtype 
  *  (src in C order of `shape`; dst in C order of shape[map[k]]). */
 void nz__transpose(unsigned char *dst, const unsigned char *src, const uint64_t *shape, const int *map, int ndim,
 		   size_t itemsize);
+/** Sharding (shard3.c). If `codecs` is [sharding_indexed]: a->shards = the
+ *  grid's chunks, a->chunks = the inner chunks, the layout, and *inner =
+ *  its inner codec list; otherwise *inner = codecs. */
+int nz__shard3_peek(nz_array *a, const json_t **inner, const json_t *codecs, const char *what);
+/** After the inner codecs are parsed: the index codecs, and a->codecs3
+ *  wrapped into the canonical sharding_indexed entry. */
+int nz__shard3_finish(nz_array *a, const json_t *codecs, const char *what);
+/** The stored bytes of inner chunk idx from shard `key` (*data NULL when
+ *  the shard or its entry is empty). */
+int nz__shard3_get(void **data, size_t *len, const nz_array *a, const uint64_t *idx, const char *key);
+
+/** Shard writing (the contract's nz__shard_*): inner chunks of a shard in
+ *  C order of their position in it, each a full inner chunk (fill-padded at
+ *  the array edge; those wholly past it are skipped, as are all-fill ones
+ *  with skip_empty_chunks), streamed into one atomic put; end writes the
+ *  index and commits; abort discards. For an unsharded array a shard is
+ *  one chunk. */
+typedef struct nz__shard_job nz__shard_job;
+int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_index);
+int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len);
+int nz__shard_end(nz__shard_job *j);
+void nz__shard_abort(nz__shard_job *j);
+/** 1 if every element of a full chunk equals the fill value (NaN = NaN). */
+int nz__chunk_is_empty(const nz_array *a, const unsigned char *data);
+
 /** Fill `a` (path and store set) from a zarr.json document. */
 int nz__array_parse3(nz_array *a, const json_t *meta, const char *what);
 /** zarr.json of `a` with `attrs` (borrowed; NULL = {}), new reference. */
@@ -92,6 +118,13 @@ int nz__attrs3_write(nz_store *store, const char *key, const json_t *attrs);
 int nz__attrs3_read(json_t **out, nz_store *store, const char *key);
 /** Rewrite the root zarr.json with every other node's inline. */
 int nz__consolidate3(nz_store *store);
+/** nz_metadata_check for a v3 hierarchy: every zarr.json a v3 node, and the
+ *  root's consolidated_metadata (when present) exactly what consolidating
+ *  now would write. */
+int nz__metadata_check3(nz_store *store);
+/** NZ_EMISMATCH naming `what` unless objects got and want hold the same
+ *  keys with equal values. */
+int nz__consolidated_differs(const json_t *got, const json_t *want, const char *what);
 /** 1 if doc is a JSON object whose "node_type" is `type`. */
 int nz__zarr3_node_is(const json_t *doc, const char *type);
 
@@ -128,6 +161,9 @@ struct nz_array {
 	size_t *typesize;        /**< blosc typesize per filter (v3; v2 uses itemsize) */
 	json_t *codecs3;         /**< canonical "codecs" */
 	json_t *dim_names;       /**< "dimension_names" or NULL */
+	int sharded;             /**< codecs = [sharding_indexed]: chunks are inner chunks */
+	uint64_t shards[NZ_MAX_DIMS]; /**< the shard shape (sharded only) */
+	nz__shard_layout layout; /**< its index (sharded only) */
 };
 
 struct nz_scratch {
@@ -188,6 +224,8 @@ int nz__vlen_encode(nz_buf *out, const nz_array *a, const char *const *items,
 int nz__vlen_decode(nz_vlen **out, const nz_array *a, const void *data, size_t len);
 /** A chunk of `count` empty elements (missing chunk). */
 int nz__vlen_empty(nz_vlen **out, size_t count);
+/** A chunk of `count` elements that are each `fill` (len bytes). */
+int nz__vlen_filled(nz_vlen **out, size_t count, const void *fill, size_t len);
 /** The config zarr-python writes for an object codec (new reference). */
 json_t *nz__vlen_codec_json(nz_object_codec c);
 /** Parse an object codec config; NZ_EUNSUPPORTED naming the id if unknown. */

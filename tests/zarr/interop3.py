@@ -5,13 +5,14 @@ zarr.json bytes.
    compressors, edge chunks, 0-d, empty, N-D, fill values incl. NaN/+-Inf,
    null_terminated_bytes, fixed_length_utf32, struct, string and
    variable_length_bytes, big-endian, both chunk key encodings, dimension
-   names, attributes) with deterministic content; the spec goes to spec.json
+   names, attributes, sharded with edge shards and the index at either end)
+   with deterministic content; the spec goes to spec.json
    for the C tool.
 2. zarr-python writes py/, the C tool writes c/ (zarr_interop write), both
    consolidated.
 3. zarr-python and TensorStore read c/ and check every value; the C tool
    reads py/ (zarr_interop check), and also arrays zarr-python wrote with
-   codecs nwbzarr never writes (transpose, checksummed zstd).
+   codecs nwbzarr never writes (transpose, checksummed zstd, crc32c).
 4. Every zarr.json of c/ equals py/'s byte for byte.
 
 Usage: interop3.py path/to/zarr_interop   (run by the NZ_PY3 interpreter)
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 import tensorstore as ts
 import zarr
-from zarr.codecs import BloscCodec, BytesCodec, GzipCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
 
 from interop_values import ATTRS, STRUCT, compare_meta, make_data
 
@@ -45,10 +46,11 @@ def cases():
     out = []
 
     def add(name, dtype, shape, chunks, comp=BLOSC, fill=0, codec=None, sep="", key="default", dims=None,
-            attrs=None):
+            attrs=None, shards=None, index="end"):
         out.append({"name": name, "dtype": dtype, "shape": shape, "chunks": chunks, "compressor": comp,
                     "filters": None, "fill": fill, "object_codec": codec, "sep": sep,
-                    "write_empty": True, "key_encoding": key, "dimension_names": dims, "attrs": attrs})
+                    "write_empty": True, "key_encoding": key, "dimension_names": dims, "attrs": attrs,
+                    "shards": shards, "index_location": index})
 
     for d in dtypes:
         for k, c in enumerate(COMPS):
@@ -80,6 +82,11 @@ def cases():
     add("obj/utf8", "|O", [7], [3], codec="vlen-utf8", fill="")
     add("obj/utf8_2d", "|O", [3, 5], [2, 2], codec="vlen-utf8", comp=COMPS[3], fill="")
     add("obj/bytes", "|O", [6], [4], codec="vlen-bytes", fill="", comp=None)
+    # sharded: edge shards, shards past the edge, index at the start, 3-D
+    add("sh/i2", "<i2", [11, 7], [2, 3], shards=[4, 6], fill=-1)
+    add("sh/f8_start", "<f8", [9], [2], comp=COMPS[3], shards=[4], index="start", fill="NaN")
+    add("sh/u1_3d", "|u1", [5, 4, 3], [2, 2, 3], comp=None, shards=[4, 4, 3])
+    add("sh/b1_one", "|b1", [10], [5], comp=COMPS[4], shards=[10])
     add("struct/xy", STRUCT, [7], [3])
     add("struct/xy_2d", STRUCT, [3, 2], [2, 2], comp=None)
     return out
@@ -128,6 +135,8 @@ def write_py(root, spec):
         kw = {}
         if not isinstance(c["dtype"], list) and c["dtype"][0] == ">":
             kw["serializer"] = BytesCodec(endian="big")
+        if c.get("shards"):
+            kw["shards"] = {"shape": tuple(c["shards"]), "index_location": c["index_location"]}
         z = g.create_array(c["name"], shape=tuple(c["shape"]), chunks=tuple(c["chunks"]), dtype=np_dtype(c),
                            fill_value=py_fill(c), compressors=py_codecs(c), filters=None,
                            chunk_key_encoding={"name": c["key_encoding"], "separator": sep},
@@ -178,6 +187,9 @@ def write_py_only(root):
               "key_encoding": "default", "dimension_names": None, "attrs": None},
              {"name": "t/zstd_checksum", "dtype": "<f8", "shape": [9], "chunks": [4], "compressor": None,
               "filters": None, "fill": 0, "object_codec": None, "sep": "/", "write_empty": True,
+              "key_encoding": "default", "dimension_names": None, "attrs": None},
+             {"name": "t/crc32c", "dtype": "<u2", "shape": [7, 3], "chunks": [3, 2], "compressor": None,
+              "filters": None, "fill": 0, "object_codec": None, "sep": "/", "write_empty": True,
               "key_encoding": "default", "dimension_names": None, "attrs": None}]
     g = zarr.open_group(root, mode="w", zarr_format=3)
     z = g.create_array("t/transpose", shape=(4, 3, 5), chunks=(3, 2, 5), dtype="<i4", fill_value=0,
@@ -186,6 +198,27 @@ def write_py_only(root):
     z = g.create_array("t/zstd_checksum", shape=(9,), chunks=(4,), dtype="<f8", fill_value=0,
                        compressors=ZstdCodec(level=2, checksum=True))
     z[...] = make_data(extra[1])
+    # sharded (read only so far): edge shards, index at start, inner codecs
+    # incl. transpose, strings
+    extra += [dict(extra[0], name="sh/i2", dtype="<i2", shape=[11, 7], chunks=[2, 3]),
+              dict(extra[0], name="sh/start_f8", dtype="<f8", shape=[9], chunks=[2]),
+              dict(extra[0], name="sh/utf8", dtype="|O", object_codec="vlen-utf8", shape=[7], chunks=[2]),
+              dict(extra[0], name="sh/transposed", dtype="<u4", shape=[5, 6], chunks=[2, 3])]
+    z = g.create_array("sh/i2", shape=(11, 7), shards=(4, 6), chunks=(2, 3), dtype="<i2", fill_value=-1,
+                       compressors=ZstdCodec(level=1))
+    z[...] = make_data(extra[3])
+    z = g.create_array("sh/start_f8", shape=(9,), shards={"shape": (4,), "index_location": "start"}, chunks=(2,),
+                       dtype="<f8", fill_value=0, compressors=None)
+    z[...] = make_data(extra[4])
+    z = g.create_array("sh/utf8", shape=(7,), shards=(4,), chunks=(2,), dtype=zarr.dtype.VariableLengthUTF8(),
+                       fill_value="")
+    z[...] = make_data(extra[5])
+    z = g.create_array("sh/transposed", shape=(5, 6), shards=(4, 6), chunks=(2, 3), dtype="<u4", fill_value=0,
+                       filters=[TransposeCodec(order=(1, 0))], compressors=GzipCodec(level=2))
+    z[...] = make_data(extra[6])
+    z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
+                       compressors=[ZstdCodec(level=1), Crc32cCodec()])
+    z[...] = make_data(extra[2])
     return extra
 
 
@@ -211,7 +244,7 @@ def main():
         print("C tool failed to read the zarr-python store")
         bad += 1
     if run_tool(tool, "check", write_py_only(extra_root), {}, extra_root) != 0:
-        print("C tool failed to read zarr-python's transpose / checksummed zstd arrays")
+        print("C tool failed to read zarr-python's transpose / checksummed zstd / crc32c arrays")
         bad += 1
     nbad, nsame = compare_meta(c_root, py_root, ("zarr.json",))
     bad += nbad

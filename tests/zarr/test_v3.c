@@ -4,6 +4,7 @@
  * fills, must_understand: false extensions), chunk keys, formats per
  * hierarchy, groups and attributes. Byte-for-byte output and real-reader
  * interop are tests/zarr/interop3.py's. */
+#include "oom.h"
 #include "test.h"
 
 static nz_store *st;
@@ -72,9 +73,13 @@ static void strict(void)
 	expect(NZ_EFORMAT, doc("{\"name\": \"null_terminated_bytes\", \"configuration\": {}}", "\"\"", "[{\"name\": "
 		"\"bytes\"}]", ""), "length_bytes");
 	expect(NZ_EFORMAT, doc("\"int16\"", "0", BYTES_LE, "\"dimension_names\": [\"t\"], "), "dimension_names");
-	/* Keys the spec does not know, and sharding (not read yet). */
-	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {}}]", ""),
-	       "sharding_indexed");
+	/* sharding: a configuration that does not fit the grid */
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {}}]", ""),
+	       "chunk_shape");
+	expect(NZ_EFORMAT, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": "
+		"[2, 3], \"codecs\": " BYTES_LE ", \"index_codecs\": " BYTES_LE "}}]", ""), "not a multiple");
+	expect(NZ_EUNSUPPORTED, doc("\"int16\"", "0", "[{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": "
+		"[1, 2], \"codecs\": " BYTES_LE ", \"index_codecs\": [{\"name\": \"gzip\"}]}}]", ""), "index_codecs");
 	expect(NZ_EFORMAT, "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [2], \"chunk_grid\": 5}",
 	       "chunk_grid");
 	expect(NZ_EFORMAT, "[]", "expected a JSON object");
@@ -176,6 +181,38 @@ static void keys_and_formats(void)
 	ASSERT_EQ_STR(key, "g/y/2.1");
 	nz_free(key);
 	nz_array_free(a);
+	/* a missing string chunk reads as the fill value */
+	{
+		nz_array_opts so = NZ_ARRAY_OPTS_INIT;
+		nz_vlen *v = NULL;
+		so.dtype = "|O", so.object_codec = NZ_OBJECT_VLEN_UTF8, so.ndim = 1, so.shape = shape;
+		so.zarr_format = 3, so.fill_value_json = "\"\\u00e9t\"";
+		ASSERT_OK(nz_array_create(&a, st, "g/s", &so));
+		ASSERT_OK(nz_array_read_chunk_vlen(&v, a, (const uint64_t[]){ 0 }));
+		ASSERT_EQ_INT(v->count, 5);
+		ASSERT_EQ_STR(v->items[4], "\xc3\xa9t");
+		nz_vlen_free(v);
+		nz_array_free(a);
+	}
+	/* sharded: whole shards only; shards a multiple of chunks */
+	{
+		int16_t shard[2 * 6], got[6];
+		for (i = 0; i < 12; i++)
+			shard[i] = (int16_t)(100 + i);
+		o.shards = (const uint64_t[]){ 2, 6 }, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT;
+		ASSERT_OK(nz_array_create(&a, st, "g/sh", &o));
+		ASSERT(nz_array_shards(a)[1] == 6 && nz_array_chunks(a)[1] == 3);
+		ASSERT_EQ_U64(nz_array_nshards(a), 3);
+		ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_write_chunk(a, NULL, idx, data, 12));
+		ASSERT_OK(nz_array_write_shard(a, NULL, (const uint64_t[]){ 2, 0 }, shard, sizeof shard));
+		ASSERT_OK(nz_array_read_chunk(a, NULL, (const uint64_t[]){ 2, 1 }, got, sizeof got));
+		/* inner chunk (2, 1): shard row 0 (array row 4), columns 3..5; only column 3 is in the array */
+		ASSERT(got[0] == 103 && got[1] == 0 && got[2] == 0 && got[3] == 0);
+		nz_array_free(a);
+		o.shards = (const uint64_t[]){ 2, 4 };
+		ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/sh2", &o));
+		o.shards = NULL;
+	}
 	/* one format per hierarchy */
 	o.zarr_format = 2, o.chunk_key_encoding = NZ_CHUNK_KEY_DEFAULT, o.dimension_names = NULL;
 	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
@@ -185,7 +222,16 @@ static void keys_and_formats(void)
 	o.zarr_format = 3;
 	o.compressor = &(nz_compressor){ NZ_COMPRESSOR_VERSION, "lz4", NULL, 1, 0, 0 };
 	ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_OK(nz_metadata_check(st)); /* not consolidated yet */
 	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_metadata_check(st));
+	ASSERT_OK(nz_attrs_write(st, "g/x", "{\"changed\": 1}"));
+	ASSERT_ERR(NZ_EMISMATCH, nz_metadata_check(st));
+	ASSERT_CONTAINS(nz_error_last()->message, "consolidated_metadata: its copy of 'g/x' differs");
+	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_group_create(st, "g/late"));
+	ASSERT_ERR(NZ_EMISMATCH, nz_metadata_check(st));
+	ASSERT_CONTAINS(nz_error_last()->message, "lacks 'g/late'");
 }
 
 static void version1_opts(void)
@@ -213,6 +259,76 @@ static void version1_opts(void)
 	nz_store_free(m);
 }
 
+/* One pass over the v3 paths in a fresh memory store: root, arrays of a
+ * struct, a string and a zstd int16 (chunk writes and reads), attributes,
+ * re-opening, consolidation. */
+static int exercise(void *unused)
+{
+	uint64_t shape[2] = { 3, 4 }, chunks[2] = { 2, 3 }, zero[2] = { 0, 0 };
+	nz_compressor zstd = { NZ_COMPRESSOR_VERSION, "zstd", NULL, 3, 0, 0 };
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	const char *items[4] = { "a", "bc", "", "\xc3\xa9" };
+	size_t lens[4] = { 1, 2, 0, 2 };
+	int16_t data[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }, chunk[6];
+	nz_store *m = NULL;
+	nz_array *a = NULL;
+	nz_vlen *v = NULL;
+	char *attrs = NULL;
+	int err;
+	(void)unused;
+	if ((err = nz_store_new_memory(&m)) < 0 || (err = nz_root_create(m, 3)) < 0)
+		goto done;
+	o.zarr_format = 3, o.ndim = 2, o.shape = shape, o.chunks = chunks, o.dtype = "<i2", o.compressor = &zstd;
+	o.dimension_names = (const char *const[]){ "t", "ch" }, o.fill_value_json = "-1";
+	if ((err = nz_array_create(&a, m, "g/x", &o)) < 0 || (err = nz_array_write_all(a, data, sizeof data)) < 0)
+		goto done;
+	nz_array_free(a);
+	a = NULL;
+	if ((err = nz_array_open(&a, m, "g/x")) < 0 || (err = nz_array_read_chunk(a, NULL, zero, chunk, sizeof chunk)) < 0)
+		goto done;
+	nz_array_free(a);
+	a = NULL;
+	/* sharded: a whole write and one shard rewritten */
+	o.shards = (const uint64_t[]){ 2, 6 };
+	if ((err = nz_array_create(&a, m, "g/sh", &o)) < 0 || (err = nz_array_write_all(a, data, sizeof data)) < 0 ||
+	    (err = nz_array_write_shard(a, NULL, (const uint64_t[]){ 1, 0 }, data, 2 * 6 * 2)) < 0 ||
+	    (err = nz_array_read_chunk(a, NULL, zero, chunk, sizeof chunk)) < 0)
+		goto done;
+	nz_array_free(a);
+	a = NULL;
+	o.shards = NULL;
+	o.dtype = "[[\"x\",\"<u4\"],[\"y\",\"<f8\"]]", o.fill_value_json = NULL, o.compressor = NULL;
+	if ((err = nz_array_create(&a, m, "g/s", &o)) < 0)
+		goto done;
+	nz_array_free(a);
+	a = NULL;
+	o.dtype = "|O", o.object_codec = NZ_OBJECT_VLEN_UTF8, o.ndim = 1, o.dimension_names = NULL;
+	if ((err = nz_array_create(&a, m, "g/t", &o)) < 0 || (err = nz_array_write_all_vlen(a, items, lens, 3)) < 0 ||
+	    (err = nz_array_read_chunk_vlen(&v, a, zero)) < 0)
+		goto done;
+	if ((err = nz_attrs_write(m, "g/x", "{\"unit\": \"uV\", \"f\": [0.5, null]}")) < 0 ||
+	    (err = nz_attrs_read(&attrs, m, "g/x")) < 0 || (err = nz_group_create(m, "g/h")) < 0 ||
+	    (err = nz_consolidate(m)) < 0 || (err = nz_metadata_check(m)) < 0)
+		goto done;
+	ASSERT_EQ_STR(attrs, "{\"f\":[0.5,null],\"unit\":\"uV\"}");
+	ASSERT_EQ_STR(v->items[1], "bc");
+done:
+	nz_free(attrs);
+	nz_vlen_free(v);
+	nz_array_free(a);
+	nz_store_free(m);
+	return err;
+}
+
+/* Every allocation of that pass may fail (tests/oom.h): NZ_ENOMEM with a
+ * message each time, never a crash, a leak (ASan) or a swallowed error. */
+static void alloc_failures(void)
+{
+	nz_oom_sweep s = { "zarr v3 arrays, groups, attributes, consolidation", exercise, NULL, NULL, NULL, 300,
+			   200, 0, 0 };
+	ASSERT(nz_oom_run_sweep(&s) > 300);
+}
+
 int main(void)
 {
 	ASSERT_OK(nz_store_new_memory(&st));
@@ -225,6 +341,7 @@ int main(void)
 	keys_and_formats();
 	nz_store_free(st);
 	version1_opts();
+	alloc_failures();
 	printf("ok\n");
 	return 0;
 }

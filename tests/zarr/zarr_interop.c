@@ -127,7 +127,8 @@ static void write_one(nz_store *st, json_t *c, int format)
 {
 	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
 	nz_compressor comp = NZ_COMPRESSOR_INIT;
-	uint64_t shape[NZ_MAX_DIMS], chunks[NZ_MAX_DIMS], n, i;
+	uint64_t shape[NZ_MAX_DIMS], chunks[NZ_MAX_DIMS], shards[NZ_MAX_DIMS], n, i;
+	json_t *sh = json_object_get(c, "shards");
 	json_t *dt = json_object_get(c, "dtype"), *codec = json_object_get(c, "object_codec");
 	char *dtype_s = NULL, *fill = NULL, *filters = NULL, *attrs = NULL;
 	const char *names[NZ_MAX_DIMS];
@@ -163,6 +164,13 @@ static void write_one(nz_store *st, json_t *c, int format)
 		for (k = 0; k < json_array_size(dn); k++)
 			names[k] = json_string_value(json_array_get(dn, k));
 		o.dimension_names = names;
+	}
+	if (json_is_array(sh)) {
+		for (k = 0; k < json_array_size(sh); k++)
+			shards[k] = (uint64_t)json_integer_value(json_array_get(sh, k));
+		o.shards = shards;
+		if (strcmp(json_string_value(json_object_get(c, "index_location")), "start") == 0)
+			o.shard_index_location = NZ_SHARD_INDEX_START;
 	}
 	if (json_is_string(ke) && strcmp(json_string_value(ke), "v2") == 0)
 		o.chunk_key_encoding = NZ_CHUNK_KEY_V2;
@@ -322,6 +330,9 @@ int main(int argc, char **argv)
 		ASSERT_OK(nz_attrs_write(st, "", attrs));
 		nz__free(attrs);
 	}
+	/* v3: zarr-python's consolidated metadata is what ours would be */
+	if (!write && format == 3)
+		ASSERT_OK(nz_metadata_check(st));
 	for (i = 0; i < json_array_size(arrays); i++) {
 		if (write)
 			write_one(st, json_array_get(arrays, i), format);
