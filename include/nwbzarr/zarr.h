@@ -282,7 +282,10 @@ NZ_EXTERN int nz_consolidate(nz_store *store);
  *  contents are nz_array_open's to judge. 0; NZ_EMISMATCH when .zmetadata
  *  parses but disagrees with the documents; NZ_EFORMAT (NZ_EIO, ...) for a
  *  document that does not parse or is not what it must be; each naming the
- *  store and the key. Reads the whole store's metadata. */
+ *  store and the key. Reads the whole store's metadata. A v3 hierarchy:
+ *  every zarr.json is a v3 group or array, and the root's
+ *  consolidated_metadata, when there is one, holds exactly the other
+ *  nodes' documents (NZ_EMISMATCH otherwise). */
 NZ_EXTERN int nz_metadata_check(nz_store *store);
 
 #ifdef __cplusplus

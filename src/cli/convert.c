@@ -267,6 +267,14 @@ int nzc_convert(const nzc_args *a)
 	if (nz_source_open_raw(&src, a->input, &ro) < 0)
 		goto fail;
 	frames = nz_source_shape(src)[0];
+	/* An empty file is a failed copy or the wrong path far more often than a
+	 * recording of no frames: say so rather than write an empty series. */
+	if (frames == 0) {
+		fprintf(stderr, "nwbzarr: %s'%s' holds no frames (%llu bytes after the %llu-byte header)\n",
+			nzc_mpi_tag(), a->input, (unsigned long long)(st.st_size > (off_t)a->offset ?
+			st.st_size - (off_t)a->offset : 0), (unsigned long long)a->offset);
+		goto done;
+	}
 	if (a->have_chunks && a->chunks[1] > channels) {
 		fprintf(stderr, "nwbzarr: --chunks %llu,%llu: more columns than the %llu channels\n",
 			(unsigned long long)a->chunks[0], (unsigned long long)a->chunks[1],

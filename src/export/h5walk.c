@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "export/h5.h"
@@ -12,12 +13,18 @@
 int nz__h5_open(nz__h5file **out, const char *path)
 {
 	nz__h5file *f = NULL;
+	struct stat st;
 	htri_t is;
 	int err = 0;
 
 	*out = NULL;
-	if (access(path, R_OK) != 0)
+	if (access(path, R_OK) != 0 || stat(path, &st) != 0)
 		return nz__error_errno(errno, "cannot open HDF5 file", path);
+	/* libhdf5 seeks and would block for ever on a FIFO (a directory falls
+	 * through to the "not an HDF5 file" message below). */
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return nz__error_set(NZ_EINVAL, "'%s' is not a regular file: an HDF5 file must be "
+				     "seekable (not a FIFO, socket or device)", path);
 	if (!(f = nz__calloc(1, sizeof *f)) || !(f->path = nz__strdup(path))) {
 		nz__free(f);
 		return nz__error_set(NZ_ENOMEM, "out of memory opening '%s'", path);

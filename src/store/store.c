@@ -245,8 +245,8 @@ static int range_by_get(nz_store *store, const char *key, uint64_t offset, uint6
 {
 	int err;
 	void *all = NULL;
-	size_t n = 0, count;
-	uint64_t start;
+	size_t n = 0, count = 0;
+	uint64_t start = 0;
 	if ((err = store->ops.get(store->ctx, key, &all, &n)) < 0)
 		return err;
 	if ((err = nz__store_range(n, offset, length, suffix, key, nz_store_describe(store), &start,

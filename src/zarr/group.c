@@ -216,21 +216,21 @@ static int check_one(const char *key, void *payload)
 }
 
 /* The first key where consolidated `got` and the store's `want` disagree. */
-static int consolidated_differs(const json_t *got, const json_t *want)
+int nz__consolidated_differs(const json_t *got, const json_t *want, const char *what)
 {
 	const char *key;
 	json_t *v;
 	json_object_foreach((json_t *)want, key, v) {
 		if (!json_object_get(got, key))
-			return nz__error_set(NZ_EMISMATCH, ".zmetadata lacks '%s'", key);
+			return nz__error_set(NZ_EMISMATCH, "%s lacks '%s'", what, key);
 		if (!json_equal(v, json_object_get(got, key)))
-			return nz__error_set(NZ_EMISMATCH, ".zmetadata: its copy of '%s' differs from the "
-					     "file", key);
+			return nz__error_set(NZ_EMISMATCH, "%s: its copy of '%s' differs from the "
+					     "file", what, key);
 	}
 	json_object_foreach((json_t *)got, key, v)
 		if (!json_object_get(want, key))
-			return nz__error_set(NZ_EMISMATCH, ".zmetadata lists '%s', which the store lacks",
-					     key);
+			return nz__error_set(NZ_EMISMATCH, "%s lists '%s', which the store lacks",
+					     what, key);
 	return 0;
 }
 
@@ -240,6 +240,10 @@ int nz_metadata_check(nz_store *store)
 	json_t *meta = NULL, *docs;
 	int err;
 	nz__alloc_init();
+	if ((err = nz__zarr_format(store)) == 3)
+		return nz__metadata_check3(store);
+	if (err < 0)
+		return err;
 	if (!(ctx.metadata = json_object())) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory reading metadata");
 		goto done;
@@ -260,7 +264,7 @@ int nz_metadata_check(nz_store *store)
 				    "object and zarr_consolidated_format 1)");
 		goto done;
 	}
-	err = consolidated_differs(docs, ctx.metadata);
+	err = nz__consolidated_differs(docs, ctx.metadata, ".zmetadata");
 done:
 	json_decref(ctx.metadata);
 	json_decref(meta);

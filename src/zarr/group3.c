@@ -189,50 +189,91 @@ fail:
 	return NULL;
 }
 
-int nz__consolidate3(nz_store *store)
+/* The root's document and the consolidated "metadata" object its members
+ * make (*meta), as zarr.consolidate_metadata builds it; every member must
+ * be a Zarr v3 group or array. */
+static int build(nz_store *store, json_t **root, json_t **meta)
 {
 	collect_ctx c = { store, NULL, 0, 0 };
-	json_t *root = NULL, *meta = json_object(), *doc = NULL;
 	size_t i;
 	int err;
 
-	if (!meta)
+	*root = NULL;
+	if (!(*meta = json_object()))
 		goto nomem;
-	if ((err = nz__zarr_get_doc(&root, store, "zarr.json")) < 0 || (err = nz_store_list(store, "", collect, &c)) < 0)
+	if ((err = nz__zarr_get_doc(root, store, "zarr.json")) < 0 || (err = nz_store_list(store, "", collect, &c)) < 0)
 		goto done;
-	if (!nz__zarr3_node_is(root, "group")) {
+	if (!nz__zarr3_node_is(*root, "group")) {
 		err = nz__error_set(NZ_EFORMAT, "zarr.json: the root of %s is not a group", nz_store_describe(store));
 		goto done;
 	}
 	qsort(c.m, c.n, sizeof *c.m, cmp_members);
 	for (i = 0; i < c.n; i++) {
 		json_t *d = c.m[i].doc;
+		if (!nz__zarr3_node_is(d, "group") && !nz__zarr3_node_is(d, "array")) {
+			err = nz__error_set(NZ_EFORMAT, "%s/zarr.json: not a Zarr v3 group or array", c.m[i].path);
+			goto done;
+		}
 		/* A member group carries an empty consolidated_metadata of its own. */
 		if (nz__zarr3_node_is(d, "group"))
 			d = with_consolidated(d, consolidated(json_object()));
 		else
 			json_incref(d);
-		if (!d || json_object_set_new(meta, c.m[i].path, d) < 0)
+		if (!d || json_object_set_new(*meta, c.m[i].path, d) < 0)
 			goto nomem;
 	}
-	doc = consolidated(meta); /* takes meta */
-	meta = NULL;
-	if (!(doc = with_consolidated(root, doc)))
-		goto nomem;
-	err = nz__zarr_put_doc(store, "zarr.json", doc);
+	err = 0;
 	goto done;
 nomem:
 	err = nz__error_set(NZ_ENOMEM, "out of memory consolidating metadata");
 done:
-	if (err < 0)
-		nz__error_wrap("consolidating metadata of %s", nz_store_describe(store));
 	for (i = 0; i < c.n; i++) {
 		nz__free(c.m[i].path);
 		json_decref(c.m[i].doc);
 	}
 	nz__free(c.m);
+	if (err < 0) {
+		json_decref(*root);
+		json_decref(*meta);
+		*root = *meta = NULL;
+	}
+	return err;
+}
+
+int nz__consolidate3(nz_store *store)
+{
+	json_t *root = NULL, *meta = NULL, *doc = NULL;
+	int err;
+	if ((err = build(store, &root, &meta)) == 0) {
+		doc = consolidated(meta); /* takes meta */
+		if (!(doc = with_consolidated(root, doc)))
+			err = nz__error_set(NZ_ENOMEM, "out of memory consolidating metadata");
+		else
+			err = nz__zarr_put_doc(store, "zarr.json", doc);
+	}
+	if (err < 0)
+		nz__error_wrap("consolidating metadata of %s", nz_store_describe(store));
 	json_decref(root);
-	json_decref(meta);
 	json_decref(doc);
 	return err;
+}
+
+int nz__metadata_check3(nz_store *store)
+{
+	json_t *root = NULL, *meta = NULL, *cm, *docs;
+	int err;
+	if ((err = build(store, &root, &meta)) == 0 && (cm = json_object_get(root, "consolidated_metadata"))) {
+		docs = json_object_get(cm, "metadata");
+		if (!json_is_object(docs) || !json_is_string(json_object_get(cm, "kind")) ||
+		    strcmp(json_string_value(json_object_get(cm, "kind")), "inline") != 0)
+			err = nz__error_set(NZ_EFORMAT, "zarr.json: 'consolidated_metadata' is not inline consolidated "
+					    "metadata (kind \"inline\", a 'metadata' object)");
+		else
+			err = nz__consolidated_differs(docs, meta, "zarr.json's consolidated_metadata");
+	}
+	json_decref(root);
+	json_decref(meta);
+	if (err < 0)
+		return nz__error_wrap("'%s'", nz_store_describe(store));
+	return 0;
 }

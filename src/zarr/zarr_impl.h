@@ -118,6 +118,13 @@ int nz__attrs3_write(nz_store *store, const char *key, const json_t *attrs);
 int nz__attrs3_read(json_t **out, nz_store *store, const char *key);
 /** Rewrite the root zarr.json with every other node's inline. */
 int nz__consolidate3(nz_store *store);
+/** nz_metadata_check for a v3 hierarchy: every zarr.json a v3 node, and the
+ *  root's consolidated_metadata (when present) exactly what consolidating
+ *  now would write. */
+int nz__metadata_check3(nz_store *store);
+/** NZ_EMISMATCH naming `what` unless objects got and want hold the same
+ *  keys with equal values. */
+int nz__consolidated_differs(const json_t *got, const json_t *want, const char *what);
 /** 1 if doc is a JSON object whose "node_type" is `type`. */
 int nz__zarr3_node_is(const json_t *doc, const char *type);
 

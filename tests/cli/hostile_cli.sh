@@ -98,6 +98,9 @@ done
 row "--conversion -1" 2 "--conversion" -- "${C[@]}" --conversion -1
 row "--offset -5" 2 "--offset" -- "${C[@]}" --offset -5
 row "--offset past the end" 1 "rec.bin" -- "${C[@]}" --offset 99999999999
+: >empty.bin
+row "empty recording" 1 "'empty.bin' holds no frames" -- "$nz" convert empty.bin -o keep --overwrite "${A[@]}"
+row "header only" 1 "holds no frames" -- "${C[@]}" --offset 48000
 for v in 0,0 5 1,2,3 1,-1 99999999999999999999,1 ""; do
 	row "--chunks '$v'" 2 "--chunks" -- "${C[@]}" --chunks "$v"
 done

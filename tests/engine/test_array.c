@@ -46,7 +46,7 @@ static int compare_dirs(const char *a, const char *b)
 	while ((e = readdir(d))) {
 		char pa[4200], pb[4200];
 		char *x, *y;
-		size_t lx, ly;
+		size_t lx = 0, ly = 0;
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (strstr(e->d_name, "nztmp"))

@@ -78,6 +78,7 @@ os.mkdir("z_empty")
 open("afile", "w").write("not a store\n")
 PY
 mkdir adir
+mkfifo afifo
 
 # ---- the checks -----------------------------------------------------------------
 # Address space capped (4 GiB) where no sanitizer reserves its shadow memory.
@@ -125,6 +126,11 @@ overflow.nwb '/big': its shape asks for more than 2^64 bytes
 nothere.nwb No such file or directory
 EOF
 export_bad "a directory" adir "is not an HDF5 file"
+# libhdf5 would block for ever opening a FIFO: refused before it is opened.
+export_bad "a FIFO" afifo "is not a regular file"
+bad "verify a FIFO" afifo "is not a regular file" -- "$NZ_CLI" verify afifo good.zarr
+bad "verify a FIFO store" afifo "afifo" -- "$NZ_CLI" verify "$SRC" afifo
+bad "info a FIFO" afifo "afifo" -- "$NZ_CLI" info afifo
 
 # store               problem (verify SRC STORE)
 while read -r z problem; do

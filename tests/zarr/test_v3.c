@@ -222,7 +222,16 @@ static void keys_and_formats(void)
 	o.zarr_format = 3;
 	o.compressor = &(nz_compressor){ NZ_COMPRESSOR_VERSION, "lz4", NULL, 1, 0, 0 };
 	ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_OK(nz_metadata_check(st)); /* not consolidated yet */
 	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_metadata_check(st));
+	ASSERT_OK(nz_attrs_write(st, "g/x", "{\"changed\": 1}"));
+	ASSERT_ERR(NZ_EMISMATCH, nz_metadata_check(st));
+	ASSERT_CONTAINS(nz_error_last()->message, "consolidated_metadata: its copy of 'g/x' differs");
+	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_group_create(st, "g/late"));
+	ASSERT_ERR(NZ_EMISMATCH, nz_metadata_check(st));
+	ASSERT_CONTAINS(nz_error_last()->message, "lacks 'g/late'");
 }
 
 static void version1_opts(void)
@@ -299,7 +308,7 @@ static int exercise(void *unused)
 		goto done;
 	if ((err = nz_attrs_write(m, "g/x", "{\"unit\": \"uV\", \"f\": [0.5, null]}")) < 0 ||
 	    (err = nz_attrs_read(&attrs, m, "g/x")) < 0 || (err = nz_group_create(m, "g/h")) < 0 ||
-	    (err = nz_consolidate(m)) < 0)
+	    (err = nz_consolidate(m)) < 0 || (err = nz_metadata_check(m)) < 0)
 		goto done;
 	ASSERT_EQ_STR(attrs, "{\"f\":[0.5,null],\"unit\":\"uV\"}");
 	ASSERT_EQ_STR(v->items[1], "bc");

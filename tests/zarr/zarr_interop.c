@@ -330,6 +330,9 @@ int main(int argc, char **argv)
 		ASSERT_OK(nz_attrs_write(st, "", attrs));
 		nz__free(attrs);
 	}
+	/* v3: zarr-python's consolidated metadata is what ours would be */
+	if (!write && format == 3)
+		ASSERT_OK(nz_metadata_check(st));
 	for (i = 0; i < json_array_size(arrays); i++) {
 		if (write)
 			write_one(st, json_array_get(arrays, i), format);
