@@ -51,7 +51,8 @@ typedef struct nz__target {
  *  `src` may be written into it (fixed-size dtype, same dtype string). */
 int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src);
 
-/** Point t's sink at array `a` (t->ctx = a): nz_array_write_chunk per
+/** Point t's sink at array `a` (t->ctx = a; t filled by
+ *  nz__target_from_array first): nz_array_write_chunk per
  *  chunk, or, on a sharded Zarr v3 array, write units of one shard each,
  *  every shard one atomic streaming put (nz__shard_begin/put/end/abort). */
 void nz__target_sink_array(nz__target *t, nz_array *a);
