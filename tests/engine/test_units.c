@@ -201,9 +201,7 @@ static int check_shards(nz_store *store, const sink *ref, const shard_sink *ss, 
 
 static void rm_rf(const char *path)
 {
-	char cmd[1100];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(path);
 }
 
 static void same_files(const char *a, const char *b)

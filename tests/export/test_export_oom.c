@@ -26,9 +26,7 @@ static int run(void *ctx)
 
 static void reset(void *ctx)
 {
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dst);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(dst);
 }
 
 /* The export's failure leaves nothing complete; a verify's failure (after a

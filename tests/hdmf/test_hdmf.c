@@ -12,11 +12,9 @@ static char tmp[1024];
 static nz_store *fresh_store(const char *name)
 {
 	nz_store *st = NULL;
-	char cmd[2300];
 	snprintf(tmp, sizeof tmp, "%s/hdmf_%s.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp",
 		 name);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(tmp);
 	ASSERT_OK(nz_store_open_dir(&st, tmp, NZ_STORE_CREATE));
 	ASSERT_OK(nz_group_create(st, ""));
 	return st;

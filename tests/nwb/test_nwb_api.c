@@ -59,8 +59,7 @@ static void test_create_errors(void)
 	ASSERT_ERR(NZ_EEXISTS, nz_nwb_create(&f, out, &o));
 	ASSERT_CONTAINS(nz_error_last()->message, "not a Zarr store");
 	ASSERT(exists("precious"));
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(out);
 }
 
 /* Issue 16: what can be checked is checked before the output is touched,
@@ -72,7 +71,6 @@ static void test_checked_first(void)
 	nz_compressor c = NZ_COMPRESSOR_INIT;
 	const char *bad_list[] = {"ok", "caf\xe9"};
 	nz_nwb_subject sub = NZ_NWB_SUBJECT_INIT;
-	char cmd[2200];
 	/* an existing store that must survive every refusal below */
 	base_opts(&o);
 	ASSERT_OK(nz_nwb_create(&f, out, &o));
@@ -129,8 +127,7 @@ static void test_checked_first(void)
 	ASSERT_OK(nz_nwb_create(&f, out, &o));
 	ASSERT_OK(nz_nwb_close(f));
 	nz_nwb_free(f);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(out);
 }
 
 static void test_build(void)
@@ -257,9 +254,7 @@ static void test_default_chunks(void)
 int main(void)
 {
 	snprintf(out, sizeof out, "%s/nwb_api.nwb.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
-	char cmd[1100];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(out);
 	test_create_errors();
 	test_checked_first();
 	test_build();

@@ -104,9 +104,7 @@ static int run(void *ctx)
 
 static void reset(void *ctx)
 {
-	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_out);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(g_out);
 }
 
 static void failed(void *ctx, long n)

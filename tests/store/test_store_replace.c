@@ -232,8 +232,7 @@ int main(void)
 	test_fresh();
 	test_replace();
 	test_keep();
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	puts("ok");
 	return 0;
 }

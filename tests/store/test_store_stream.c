@@ -21,9 +21,7 @@ static char root[512];
 
 static void rm_rf(const char *path)
 {
-	char cmd[1100];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(path);
 }
 
 /* Entries of a folder; *temps counts temporary names among them. */

@@ -20,14 +20,39 @@ typedef struct job {
 	nz_error error;
 } job;
 
+/* Key k of thread `id` and its value, for the plain puts (stream 0) and the
+ * streamed ones (1). Threads share the folders "g<k%5>/d" and "s<k%3>/c":
+ * every thread races to create them. */
+static size_t key_value(char key[64], char val[64], int stream, int id, int k)
+{
+	if (stream)
+		snprintf(key, 64, "s%d/c/%d/%d", k % 3, id, k);
+	else
+		snprintf(key, 64, "g%d/d/%d.%d", k % 5, id, k);
+	return (size_t)snprintf(val, 64, stream ? "streamed %d %d" : "value %d %d", id, k);
+}
+
+/* Every key of `threads` threads reads back as its value. */
+static void check_values(nz_store *s, int stream, int threads)
+{
+	for (int i = 0; i < threads; i++)
+		for (int k = 0; k < KEYS; k++) {
+			char key[64], val[64];
+			void *v;
+			size_t len, n = key_value(key, val, stream, i, k);
+			ASSERT_OK(nz_store_get(s, key, &v, &len));
+			ASSERT_EQ_U64(len, n);
+			ASSERT_MEM_EQ(v, val, len);
+			nz_free(v);
+		}
+}
+
 static void *worker(void *arg)
 {
 	job *j = arg;
 	char key[64], val[64];
 	for (int k = 0; k < KEYS && !j->err; k++) {
-		/* Threads share the folders "g<k%5>/d": every thread races to create them. */
-		snprintf(key, sizeof key, "g%d/d/%d.%d", k % 5, j->id, k);
-		snprintf(val, sizeof val, "value %d %d", j->id, k);
+		key_value(key, val, 0, j->id, k);
 		j->err = nz_store_put(j->store, key, val, strlen(val));
 		if (j->err)
 			j->error = *nz_error_last();
@@ -65,8 +90,7 @@ static void *stream_writer(void *arg)
 	char key[64], val[64];
 	for (int k = 0; k < KEYS && !j->err; k++) {
 		nz_store_writer *w = NULL;
-		size_t n = (size_t)snprintf(val, sizeof val, "streamed %d %d", j->id, k);
-		snprintf(key, sizeof key, "s%d/c/%d/%d", k % 3, j->id, k);
+		size_t n = key_value(key, val, 1, j->id, k);
 		if ((j->err = nz_store_put_begin(&w, j->store, key)) == 0 &&
 		    (j->err = nz_store_put_write(w, val, 5)) == 0 &&
 		    (j->err = nz_store_put_write(w, val + 5, n - 5)) == 0)
@@ -157,32 +181,20 @@ static void stream_race(nz_store *s)
 	ASSERT(jobs[WRITERS + 1].seen > 0 && jobs[WRITERS + 2].seen > 0);
 	ASSERT_OK(nz_store_list(s, "", count, &n));
 	ASSERT_EQ_INT(n, WRITERS * KEYS + 1);
-	for (int i = 0; i < WRITERS; i++)
-		for (int k = 0; k < KEYS; k++) {
-			char key[64], val[64];
-			void *v;
-			size_t len;
-			snprintf(key, sizeof key, "s%d/c/%d/%d", k % 3, i, k);
-			snprintf(val, sizeof val, "streamed %d %d", i, k);
-			ASSERT_OK(nz_store_get(s, key, &v, &len));
-			ASSERT_EQ_U64(len, strlen(val));
-			ASSERT_MEM_EQ(v, val, len);
-			nz_free(v);
-		}
+	check_values(s, 1, WRITERS);
 }
 
 int main(void)
 {
 	const char *tmp = getenv("NZ_TMP");
-	char root[512], cmd[600];
+	char root[512];
 	nz_store *s = NULL;
 	pthread_t t[THREADS];
 	job jobs[THREADS];
 	int n = 0;
 
 	snprintf(root, sizeof root, "%s/store_threads", tmp ? tmp : "/tmp");
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(&s, root, NZ_STORE_CREATE));
 	for (int i = 0; i < THREADS; i++) {
 		jobs[i] = (job){s, i, 0, {0, ""}};
@@ -195,25 +207,14 @@ int main(void)
 	}
 	ASSERT_OK(nz_store_list(s, "", count, &n));
 	ASSERT_EQ_INT(n, THREADS * KEYS);
-	for (int i = 0; i < THREADS; i++)
-		for (int k = 0; k < KEYS; k++) {
-			char key[64], val[64];
-			void *v;
-			size_t len;
-			snprintf(key, sizeof key, "g%d/d/%d.%d", k % 5, i, k);
-			snprintf(val, sizeof val, "value %d %d", i, k);
-			ASSERT_OK(nz_store_get(s, key, &v, &len));
-			ASSERT_EQ_U64(len, strlen(val));
-			ASSERT_MEM_EQ(v, val, len);
-			nz_free(v);
-		}
+	check_values(s, 0, THREADS);
 	nz_store_free(s);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 
 	ASSERT_OK(nz_store_open_dir(&s, root, NZ_STORE_CREATE));
 	stream_race(s);
 	nz_store_free(s);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_new_memory(&s));
 	stream_race(s);
 	nz_store_free(s);

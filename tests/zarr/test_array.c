@@ -294,11 +294,9 @@ int main(void)
 {
 	const char *tmp = getenv("NZ_TMP");
 	nz_store *st = NULL;
-	char cmd[4200];
 	ASSERT(tmp != NULL);
 	snprintf(root, sizeof root, "%s/zarr_array", tmp);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
 	test_2d(st);
 	test_special_shapes(st);

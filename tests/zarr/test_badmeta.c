@@ -168,10 +168,9 @@ static void bad_options(void)
 
 int main(void)
 {
-	char root[4096], cmd[4200];
+	char root[4096];
 	snprintf(root, sizeof root, "%s/zarr_badmeta", getenv("NZ_TMP"));
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
 	bad_documents();
 	bad_chunks();

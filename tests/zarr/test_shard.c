@@ -319,9 +319,7 @@ static void test_writer_errors(nz_store *s)
 
 static void rm_rf(const char *path)
 {
-	char cmd[1100];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(path);
 }
 
 /* A full disk while writing (index at the start: while spilling, and while

@@ -142,17 +142,15 @@ static void alloc_failures(const char *root)
 
 int main(void)
 {
-	char root[4096], cmd[4200];
+	char root[4096];
 	nz_store *st = NULL;
 	snprintf(root, sizeof root, "%s/zarr_threads", getenv("NZ_TMP"));
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	ASSERT_OK(nz_store_open_dir(&st, root, NZ_STORE_CREATE));
 	threads(st);
 	nz_store_free(st);
 	snprintf(root, sizeof root, "%s/zarr_allocfail", getenv("NZ_TMP"));
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-	ASSERT(system(cmd) == 0);
+	nz_test_rm_rf(root);
 	alloc_failures(root);
 	printf("ok\n");
 	return 0;
