@@ -97,9 +97,9 @@ static int check_opts(const nz_array_opts *o, const char *path)
 	int i;
 	if (o->zarr_format != 0 && o->zarr_format != 2 && o->zarr_format != 3)
 		return nz__error_set(NZ_EINVAL, "array '%s': zarr_format %d (2 or 3)", path, o->zarr_format);
-	if (o->zarr_format != 3 && (o->shards || o->dimension_names || o->chunk_key_encoding))
-		return nz__error_set(NZ_EINVAL, "array '%s': shards, dimension_names and chunk key encodings are "
-				     "Zarr v3 options", path);
+	if (o->zarr_format != 3 && (o->shards || o->dimension_names || o->chunk_key_encoding || o->transpose_order))
+		return nz__error_set(NZ_EINVAL, "array '%s': shards, dimension_names, chunk key encodings and "
+				     "transpose_order are Zarr v3 options", path);
 	if ((unsigned)o->chunk_key_encoding > NZ_CHUNK_KEY_V2 || (unsigned)o->shard_index_location > NZ_SHARD_INDEX_START)
 		return nz__error_set(NZ_EINVAL, "array '%s': unknown chunk key encoding or shard index location", path);
 	if (!o->dtype || !o->dtype[0])
@@ -146,12 +146,15 @@ int nz_array_create(nz_array **out, nz_store *store, const char *path, const nz_
 	nz__alloc_init();
 	if ((err = nz__zarr_norm_path(&p, path)) < 0)
 		return err;
-	if (!opts || (opts->version != 1 && opts->version != NZ_ARRAY_OPTS_VERSION)) {
+	if (!opts || opts->version < 1 || opts->version > NZ_ARRAY_OPTS_VERSION) {
 		err = nz__error_set(NZ_EINVAL, "array '%s': options missing or of an unknown version", p);
 		goto done;
 	}
-	/* Version 1 options end at skip_empty_chunks (the rest keeps INIT's). */
-	memcpy(&o, opts, opts->version == 1 ? offsetof(nz_array_opts, zarr_format) : sizeof o);
+	/* Version 1 options end at skip_empty_chunks, version 2 ones at
+	 * shard_index_location (the rest keeps INIT's). */
+	memcpy(&o, opts, opts->version == 1   ? offsetof(nz_array_opts, zarr_format)
+			 : opts->version == 2 ? offsetof(nz_array_opts, transpose_order)
+					      : sizeof o);
 	o.version = NZ_ARRAY_OPTS_VERSION;
 	if ((err = check_opts(&o, p)) < 0)
 		goto done;
