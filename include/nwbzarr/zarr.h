@@ -161,8 +161,10 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
 			      const nz_array_opts *opts);
 
 /** Open an existing array and validate its .zarray or zarr.json (borrows
- *  `store`; the hierarchy's format decides which). NZ_ENOTFOUND when there
- *  is none; NZ_EFORMAT naming the key for malformed metadata;
+ *  `store`; the hierarchy's format decides which: a v3 root's store looks
+ *  for zarr.json only; a store without a v3 root looks for .zarray, then
+ *  for the array's own zarr.json, so an array inside a store another tool
+ *  wrote opens by its path). NZ_ENOTFOUND when there is none; NZ_EFORMAT naming the key for malformed metadata;
  *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
  *  v3 extensions whose must_understand is not false (those with false are
  *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")

@@ -211,7 +211,7 @@ done:
 
 int nz_array_open(nz_array **out, nz_store *store, const char *path)
 {
-	char *p = NULL, *key = NULL;
+	char *p = NULL, *key = NULL, *key3 = NULL;
 	json_t *meta = NULL;
 	int err, fmt;
 
@@ -221,17 +221,26 @@ int nz_array_open(nz_array **out, nz_store *store, const char *path)
 		return fmt;
 	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zarray")) < 0)
 		return err;
-	if ((err = nz__zarr_get_doc(&meta, store, key)) == NZ_ENOTFOUND)
-		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s missing in %s)", p, key,
+	err = nz__zarr_get_doc(&meta, store, key);
+	/* Without a v3 root (an array inside a store another tool wrote, opened
+	 * by its path), the array's own zarr.json says what it is, as
+	 * zarr-python's open_array looks for either document. */
+	if (err == NZ_ENOTFOUND && fmt != 3 && (err = nz__zarr_key(&key3, p, "zarr.json")) == 0 &&
+	    (err = nz__zarr_get_doc(&meta, store, key3)) == 0)
+		fmt = 3;
+	if (err == NZ_ENOTFOUND && key3)
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (neither %s nor %s in %s)", p, key, key3,
 				    nz_store_describe(store));
-	else if (err == 0 && fmt == 3 && json_is_object(meta) &&
-		 nz__zarr3_node_is(meta, "group"))
-		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s is a group)", p, key);
+	else if (err == NZ_ENOTFOUND)
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s missing in %s)", p, key, nz_store_describe(store));
+	else if (err == 0 && fmt == 3 && json_is_object(meta) && nz__zarr3_node_is(meta, "group"))
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s is a group)", p, key3 ? key3 : key);
 	if (err == 0)
 		err = nz__array_from_meta(out, store, p, meta, fmt == 3 ? 3 : 2);
 	json_decref(meta);
 	nz__free(p);
 	nz__free(key);
+	nz__free(key3);
 	return err;
 }
 

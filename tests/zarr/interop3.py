@@ -261,10 +261,10 @@ def write_py_only(root):
     return extra
 
 
-def run_tool(tool, cmd, spec, attrs, root):
+def run_tool(tool, cmd, spec, attrs, root, has_root=True):
     path = os.path.join(TMP, "spec_%s_%s.json" % (cmd, os.path.basename(root)))
     with open(path, "w") as f:
-        json.dump({"zarr_format": 3, "attrs": attrs, "arrays": spec}, f)
+        json.dump({"zarr_format": 3, "attrs": attrs, "arrays": spec, "root": has_root}, f)
     return subprocess.run([tool, cmd, path, root]).returncode
 
 
@@ -284,6 +284,12 @@ def main():
         bad += 1
     if run_tool(tool, "check", write_py_only(extra_root), {}, extra_root) != 0:
         print("C tool failed to read zarr-python's transpose / checksummed zstd / crc32c / numcodecs arrays")
+        bad += 1
+    # the same arrays opened by path from the folder above the hierarchy,
+    # a store with no root zarr.json
+    by_path = [dict(c, name="py/" + c["name"]) for c in spec]
+    if run_tool(tool, "check", by_path, {}, TMP, has_root=False) != 0:
+        print("C tool failed to open zarr-python's arrays by path from a store without a root")
         bad += 1
     nbad, nsame = compare_meta(c_root, py_root, ("zarr.json",))
     bad += nbad

@@ -298,6 +298,34 @@ static void checksum_transpose(void)
 	nz_store_free(m);
 }
 
+/* A v3 array in a store whose root has no zarr.json opens by its path;
+ * a group there is not an array, and a missing one names both documents. */
+static void open_without_root(void)
+{
+	uint64_t shape[1] = { 5 }, zero[1] = { 0 };
+	int16_t data[5] = { 1, -2, 3, -4, 5 }, back[5];
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	nz_store *m = NULL;
+	nz_array *a = NULL;
+	ASSERT_OK(nz_store_new_memory(&m));
+	o.zarr_format = 3, o.ndim = 1, o.shape = shape, o.dtype = "<i2";
+	ASSERT_OK(nz_array_create(&a, m, "deep/g/x", &o));
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	nz_array_free(a);
+	ASSERT_OK(nz_store_remove(m, "zarr.json"));
+	ASSERT_EQ_INT(nz_store_zarr_format(m), 2); /* no root: the store says v2 */
+	ASSERT_OK(nz_array_open(&a, m, "deep/g/x"));
+	ASSERT_EQ_INT(nz_array_zarr_format(a), 3);
+	ASSERT_OK(nz_array_read_region(a, zero, shape, back, sizeof back));
+	ASSERT_MEM_EQ(back, data, sizeof data);
+	nz_array_free(a);
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, m, "deep/g"));
+	ASSERT_CONTAINS(nz_error_last()->message, "deep/g/zarr.json is a group");
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, m, "deep/nothing"));
+	ASSERT_CONTAINS(nz_error_last()->message, "neither deep/nothing/.zarray nor deep/nothing/zarr.json");
+	nz_store_free(m);
+}
+
 static void version1_opts(void)
 {
 	/* A caller built against version 1 of nz_array_opts gets Zarr v2. */
@@ -406,6 +434,7 @@ int main(void)
 	nz_store_free(st);
 	version1_opts();
 	checksum_transpose();
+	open_without_root();
 	alloc_failures();
 	printf("ok\n");
 	return 0;
