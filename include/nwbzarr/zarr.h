@@ -36,7 +36,11 @@ typedef enum nz_object_codec {
 	NZ_OBJECT_NONE = 0,  /**< not an object array */
 	NZ_OBJECT_VLEN_UTF8, /**< numcodecs vlen-utf8: each element a UTF-8 string */
 	NZ_OBJECT_VLEN_BYTES,/**< numcodecs vlen-bytes: each element a byte string */
-	NZ_OBJECT_JSON2      /**< numcodecs json2: each element a JSON value */
+	NZ_OBJECT_JSON2,     /**< numcodecs json2: each element a JSON value */
+	/** numcodecs pickle, as hdmf-zarr <= 0.13 writes object arrays: read
+	 *  only (a restricted decoder that runs no code), each element read as
+	 *  JSON text like json2; creating such an array is NZ_EUNSUPPORTED. */
+	NZ_OBJECT_PICKLE
 } nz_object_codec;
 
 /** A compressor choice. Fields a codec does not use are ignored. */
