@@ -10,6 +10,7 @@ ElectrodesTable, a subject's age gets the new default `reference`. verify
 must report exactly those differences and no other; with the data, links,
 references and attributes it does compare, a difference planted in any of
 them must be named."""
+import json
 import os
 import pathlib
 import re
@@ -128,6 +129,34 @@ a[:] = v
 rc, lines, err = verify(src, z)
 assert rc == 1 and len(lines) == 1 and lines[0].startswith(
     "/intervals/trials/timeseries: 2 of 2 values differ; first at [0]"), lines
+# Hostile v3 layouts: exit 1 naming the store and the problem. The edit is
+# made to the document and to its consolidated copy, so that it is read.
+def hostile(name, base, rel, change, problem):
+    z = tmp / name
+    shutil.copytree(tmp / base, z)
+    root = json.load(open(z / "zarr.json"))
+    doc = json.load(open(z / rel / "zarr.json"))
+    change(doc)
+    json.dump(doc, open(z / rel / "zarr.json", "w"))
+    cm = dict(doc)
+    cm.pop("consolidated_metadata", None)
+    root["consolidated_metadata"]["metadata"][rel] = cm
+    json.dump(root, open(z / "zarr.json", "w"))
+    r = subprocess.run([cli, "verify", str(src), str(z)], capture_output=True, text=True)
+    first = r.stderr.splitlines()[0] if r.stderr else ""
+    assert r.returncode == 1 and first.startswith("nwbzarr") and name in first and problem in first, (name, r.stderr)
+
+
+hostile("h_reffields", "trials.nwb.zarr", "intervals/trials/timeseries",
+        lambda d: d["attributes"].update(_REFERENCE_FIELDS=["nothere"]), "names a field the struct does not have")
+hostile("h_refint", "trials.nwb.zarr", "intervals/trials/timeseries",
+        lambda d: d["attributes"].update(_REFERENCE_FIELDS=["idx_start"]), "reference field 'idx_start' does not hold text")
+hostile("h_dtype", "trials.nwb.zarr", "intervals/trials/start_time",
+        lambda d: d["attributes"].update(_DTYPE="object_reference"), "object_reference on an array that does not hold text")
+hostile("h_dangling", "trials.nwb.zarr", "acquisition",
+        lambda d: d["attributes"].update(_LINKS=[{"name": "l", "source": ".", "path": "/nowhere"}]), "'/nowhere'")
+hostile("h_node", "trials.nwb.zarr", "acquisition", lambda d: d.update(node_type="banana"), "acquisition")
+
 # info on v3: types, shapes, chunks, shards, codecs, ratios.
 r = subprocess.run([cli, "info", str(tmp / "reference.nwb.zarr")], capture_output=True, text=True)
 assert r.returncode == 0, r.stderr
@@ -135,7 +164,7 @@ assert re.search(r"ElectricalSeries/ \[ElectricalSeries\]", r.stdout), r.stdout
 assert re.search(r"\n +data +\(30000, 4\) +int16 chunks \(5000, 4\) +bytes\+zstd\(0\)  240000 B -> \d+ B \(x\d",
                  r.stdout), r.stdout
 r = subprocess.run([cli, "info", str(tmp / "trials.nwb.zarr"), "--json"], capture_output=True, text=True)
-rows = {j["path"]: j for j in map(__import__("json").loads, r.stdout.splitlines())}
+rows = {j["path"]: j for j in map(json.loads, r.stdout.splitlines())}
 ts = rows["/intervals/trials/timeseries"]
 assert r.returncode == 0 and ts["zarr_format"] == 3 and ts["dtype"]["name"] == "struct", ts
 assert rows["/intervals/trials"]["neurodata_type"] == "TimeIntervals", rows["/intervals/trials"]
