@@ -39,7 +39,7 @@ static int put_doc3(nz__hdmf *h, const char *path, const char *text)
 static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 {
 	static const uint64_t one[1] = {1};
-	static const nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0};
+	static const nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0, 0};
 	nz__hdmf_dset d = {0};
 	char path[1024];
 	unsigned long failures = nz__alloc_failures();
