@@ -107,8 +107,9 @@ typedef struct nz_array_opts {
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
 	 *  NULL = not sharded. Sharded arrays are written whole shards at a
-	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
-	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  time (nz_array_write_shard, nz_array_write_all, for object dtypes
+	 *  nz_array_write_all_vlen); single-chunk writes are NZ_EUNSUPPORTED
+	 *  for them. Index codecs are
 	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
