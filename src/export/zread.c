@@ -80,7 +80,9 @@ static int read_objects(nz_array *a, const nz__xnode *n, unsigned char *out, uin
 {
 	uint64_t grid[NZ_MAX_DIMS], ci[NZ_MAX_DIMS] = { 0 };
 	const uint64_t *shape = nz_array_shape(a), *chunks = nz_array_chunks(a);
-	int nd = nz_array_ndim(a), d, err = 0, text = nz_array_object_codec(a) != NZ_OBJECT_JSON2;
+	int nd = nz_array_ndim(a), d, err = 0;
+	/* json2 and pickle elements are JSON values; vlen ones text. */
+	int text = nz_array_object_codec(a) == NZ_OBJECT_VLEN_UTF8 || nz_array_object_codec(a) == NZ_OBJECT_VLEN_BYTES;
 	uint64_t filled = 0;
 
 	if (!total)
