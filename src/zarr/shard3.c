@@ -145,21 +145,15 @@ int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_inde
 	return 0;
 }
 
-int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
+/* The next inner chunk's index; 0 when it lies past the array's edge
+ * (an empty entry, as zarr-python leaves it), 1 when inside. */
+static int next_inner(nz__shard_job *j, uint64_t *idx)
 {
 	nz_array *a = j->a;
-	uint64_t idx[NZ_MAX_DIMS], rem = j->pos, grid[NZ_MAX_DIMS];
-	nz_scratch local = { { 0 }, { 0 } };
-	const void *enc;
-	size_t enclen;
-	int i, err;
-	if (!a->sharded) /* an unsharded array's "shard" is its chunk */
-		return nz_array_write_chunk(a, s, j->first, chunk, len);
+	uint64_t rem = j->pos, grid[NZ_MAX_DIMS];
+	int i;
 	if (j->pos >= a->layout.nchunks)
 		return nz__error_set(NZ_EINVAL, "array '%s': more inner chunks than a shard holds", a->path);
-	if (len != a->chunk_nbytes || a->ocodec != NZ_OBJECT_NONE)
-		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu bytes of a fixed-size dtype, %zu given",
-				     a->path, a->chunk_nbytes, len);
 	nz_array_chunk_grid(a, grid);
 	for (i = a->ndim - 1; i >= 0; i--) {
 		uint64_t per = a->shards[i] / a->chunks[i];
@@ -169,7 +163,36 @@ int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size
 	j->pos++;
 	for (i = 0; i < a->ndim; i++)
 		if (idx[i] >= grid[i])
-			return 0; /* past the array's edge: an empty entry, as zarr-python leaves it */
+			return 0;
+	return 1;
+}
+
+int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len)
+{
+	uint64_t idx[NZ_MAX_DIMS];
+	int in;
+	if (!j->a->sharded)
+		return nz__chunk_store(j->a, j->first, enc, len);
+	if ((in = next_inner(j, idx)) <= 0 || !enc)
+		return in;
+	return nz__shard_writer_put(j->w, j->pos - 1, enc, len);
+}
+
+int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
+{
+	nz_array *a = j->a;
+	uint64_t idx[NZ_MAX_DIMS];
+	nz_scratch local = { { 0 }, { 0 } };
+	const void *enc;
+	size_t enclen;
+	int in, err;
+	if (!a->sharded) /* an unsharded array's "shard" is its chunk */
+		return nz_array_write_chunk(a, s, j->first, chunk, len);
+	if (len != a->chunk_nbytes || a->ocodec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu bytes of a fixed-size dtype, %zu given",
+				     a->path, a->chunk_nbytes, len);
+	if ((in = next_inner(j, idx)) <= 0)
+		return in;
 	if (a->skip_empty && nz__chunk_is_empty(a, chunk))
 		return 0;
 	if ((err = nz__chunk_encode(a, s ? s : &local, chunk, len, a->dtype.itemsize, &enc, &enclen)) == 0)
