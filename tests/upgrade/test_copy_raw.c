@@ -252,9 +252,7 @@ static void refused(void)
 
 int main(void)
 {
-	nz_compressor blosc = NZ_COMPRESSOR_INIT, zstd = { NZ_COMPRESSOR_VERSION, "zstd", NULL, 3, 0, 0 },
-		      gzip = { NZ_COMPRESSOR_VERSION, "gzip", NULL, 6, 0, 0 },
-		      lz4 = { NZ_COMPRESSOR_VERSION, "lz4", NULL, 1, 0, 0 }, blosc9 = blosc;
+	nz_compressor blosc = NZ_COMPRESSOR_INIT, zstd = blosc, zstd_ck, gzip = blosc, lz4 = blosc, blosc9 = blosc;
 	size_t i;
 	const char *env = getenv("NZ_TMP");
 	ASSERT(env != NULL);
@@ -263,14 +261,20 @@ int main(void)
 	for (i = 0; i < ROWS * COLS; i++)
 		data[i] = (int16_t)((i * 7919) % 2001 - 1000);
 	blosc9.clevel = 9;
+	zstd.id = "zstd", zstd.cname = NULL, zstd.clevel = 3, zstd.shuffle = 0;
+	zstd_ck = zstd, zstd_ck.checksum = 1;
+	gzip.id = "gzip", gzip.cname = NULL, gzip.clevel = 6, gzip.shuffle = 0;
+	lz4.id = "lz4", lz4.cname = NULL, lz4.clevel = 1, lz4.shuffle = 0;
 	reuse_unsharded(&blosc, "blosc");
 	reuse_unsharded(&zstd, "zstd");
+	reuse_unsharded(&zstd_ck, "zstd with checksums");
 	reuse_unsharded(&gzip, "gzip");
 	reuse_sharded();
 	reencode(&lz4, NULL, &zstd, "v2 lz4 -> v3 zstd");
 	reencode(&blosc, NULL, &blosc9, "blosc clevel 5 -> 9");
 	reencode(&blosc, "[{\"id\": \"shuffle\", \"elementsize\": 2}]", &blosc, "a v2 shuffle filter");
 	reencode(&zstd, NULL, &gzip, "zstd -> gzip");
+	reencode(&zstd, NULL, &zstd_ck, "zstd -> zstd with checksums");
 	refused();
 	nz_test_rm_rf(tmp);
 	printf("ok\n");
