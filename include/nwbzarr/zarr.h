@@ -170,7 +170,7 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
  *  for zarr.json only; a store without a v3 root looks for .zarray, then
  *  for the array's own zarr.json, so an array inside a store another tool
  *  wrote opens by its path). NZ_ENOTFOUND when there is none; NZ_EFORMAT naming the key for malformed metadata;
- *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
+ *  NZ_EUNSUPPORTED for order 'F', unknown codecs, dtypes and
  *  v3 extensions whose must_understand is not false (those with false are
  *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")
  *  open; their chunks are returned in the stored byte order. */
@@ -250,6 +250,27 @@ NZ_EXTERN int nz_array_write_shard(nz_array *array, nz_scratch *scratch, const u
 NZ_EXTERN int nz_array_write_chunk_vlen(nz_array *array, nz_scratch *scratch,
 					const uint64_t *chunk_index, const char *const *items,
 					const size_t *lens, size_t count);
+
+/** 1 if chunks of `src` (Zarr v2) can move into `dst` (v3) as their stored
+ *  bytes: same shape, dtype and chunk shape (dst's inner chunks when it is
+ *  sharded), src with no filters and a blosc, zstd or gzip compressor, dst
+ *  with the bytes codec and that same compressor with the same parameters
+ *  (blosc's typesize the itemsize, as v2 has it). 0 if not; a negative
+ *  code (NZ_ENOMEM) on error. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_chunks_reusable(const nz_array *dst, const nz_array *src);
+
+/** Fill write unit `unit_index` of `dst` (a shard, or one chunk when dst is
+ *  unsharded; see nz_array_shards) from `src`, which must have the same
+ *  shape, dtype, fill value and chunk shape (NZ_EINVAL otherwise). When
+ *  nz_array_chunks_reusable, each chunk's stored bytes go into dst
+ *  unchanged (a sharded dst's inner chunk is then the v2 chunk file byte
+ *  for byte) and *reused (NULL ok) counts them; otherwise each chunk is
+ *  decoded and encoded with dst's codecs. Chunks src does not store stay
+ *  empty. A shard is one atomic put (nothing partial on failure). The
+ *  output depends only on src: thread-safe for distinct units, so any
+ *  number of threads gives the same bytes. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_copy_unit(nz_array *dst, const nz_array *src, nz_scratch *scratch,
+				 const uint64_t *unit_index, uint64_t *reused);
 
 /** Read one chunk of a fixed-size dtype into `out` (len = chunk bytes). A
  *  missing chunk reads as the fill value. */
