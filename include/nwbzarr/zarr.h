@@ -179,6 +179,14 @@ NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 /** Release the array (not its store). NULL ok. */
 NZ_EXTERN void nz_array_free(nz_array *array);
 
+/** Whether writes leave out chunks whose every element equals the fill
+ *  value (and remove such a chunk already stored): 1 as zarr-python's
+ *  write_empty_chunks=False does, 0 to store every chunk. nz_array_create
+ *  takes it from opts->skip_empty_chunks; nz_array_open starts at 0, since
+ *  Zarr metadata does not record it. Set it before any write uses the
+ *  array: not thread-safe. */
+NZ_EXTERN void nz_array_set_skip_empty(nz_array *array, int skip);
+
 /* Accessors: no errors, no allocation, safe from any thread (the metadata is
  * immutable); returned pointers are owned by the array and live as long as
  * it does. */
