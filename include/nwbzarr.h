@@ -9,5 +9,6 @@
 #include "nwbzarr/engine.h"
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/export.h"
+#include "nwbzarr/record.h"
 
 #endif
