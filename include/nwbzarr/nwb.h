@@ -340,7 +340,8 @@ NZ_EXTERN int nz_nwb_write_series_part(const char *path, const char *array_path,
  *  create date) used by a resume. */
 #define NZ_INCOMPLETE_MARKER ".nwbzarr-incomplete"
 
-/** 0 when `store` holds a complete file: .zmetadata present and no
+/** 0 when `store` holds a complete file: consolidated metadata present
+ *  (v2 .zmetadata, v3 the root zarr.json's consolidated_metadata) and no
  *  NZ_INCOMPLETE_MARKER. NZ_EINCOMPLETE otherwise, with a message naming
  *  the store and saying why; another negative code when it cannot be read.
  *  Any reader should call it before trusting a store (zarr-python cannot

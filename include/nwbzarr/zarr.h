@@ -36,7 +36,11 @@ typedef enum nz_object_codec {
 	NZ_OBJECT_NONE = 0,  /**< not an object array */
 	NZ_OBJECT_VLEN_UTF8, /**< numcodecs vlen-utf8: each element a UTF-8 string */
 	NZ_OBJECT_VLEN_BYTES,/**< numcodecs vlen-bytes: each element a byte string */
-	NZ_OBJECT_JSON2      /**< numcodecs json2: each element a JSON value */
+	NZ_OBJECT_JSON2,     /**< numcodecs json2: each element a JSON value */
+	/** numcodecs pickle, as hdmf-zarr <= 0.13 writes object arrays: read
+	 *  only (a restricted decoder that runs no code), each element read as
+	 *  JSON text like json2; creating such an array is NZ_EUNSUPPORTED. */
+	NZ_OBJECT_PICKLE
 } nz_object_codec;
 
 /** A compressor choice. Fields a codec does not use are ignored. */
@@ -47,11 +51,13 @@ typedef struct nz_compressor {
 	int clevel;           /**< compression level (codec's own range) */
 	int shuffle;          /**< blosc: 0 none, 1 byte, 2 bit */
 	int blocksize;        /**< blosc: 0 = automatic */
+	/* Version 2 (version 1 callers' structs end above): */
+	int checksum;         /**< zstd: 1 = each frame carries zstd's content checksum */
 } nz_compressor;
 
-#define NZ_COMPRESSOR_VERSION 1
+#define NZ_COMPRESSOR_VERSION 2
 /** hdmf-zarr's default: Blosc(cname='lz4', clevel=5, shuffle=1, blocksize=0). */
-#define NZ_COMPRESSOR_INIT { NZ_COMPRESSOR_VERSION, "blosc", "lz4", 5, 1, 0 }
+#define NZ_COMPRESSOR_INIT { NZ_COMPRESSOR_VERSION, "blosc", "lz4", 5, 1, 0, 0 }
 
 /** Zarr v3 chunk key encodings (v2 arrays always use v2's keys). */
 typedef enum nz_chunk_key_encoding {
@@ -66,7 +72,8 @@ typedef enum nz_shard_index_location {
 } nz_shard_index_location;
 
 /** Options of nz_array_create. Version 1 callers (NZ_ARRAY_OPTS_VERSION 1,
- *  the struct up to skip_empty_chunks) keep working: they get Zarr v2. */
+ *  the struct up to skip_empty_chunks) keep working: they get Zarr v2;
+ *  version 2 ones (up to shard_index_location) get no transpose. */
 typedef struct nz_array_opts {
 	unsigned int version; /**< NZ_ARRAY_OPTS_VERSION */
 	/** numpy dtype string: "|b1", "<i2", "<u8", "<f4", "|S12", "|O", or a
@@ -93,8 +100,10 @@ typedef struct nz_array_opts {
 	/** 2 or 3; 0 = the format of the store's hierarchy (v2 when it has no
 	 *  root yet). A v3 array: data types, codecs and fill values are
 	 *  mapped as docs/format.md says (numpy dtype strings stay the input);
-	 *  filters_json must be NULL, json2 and the lz4/zlib compressors are
-	 *  NZ_EUNSUPPORTED. */
+	 *  json2 is NZ_EUNSUPPORTED. The lz4 and zlib compressors and the
+	 *  filters (shuffle, lz4, zlib, gzip, zstd) are written as zarr-python
+	 *  3.4 writes numcodecs' codecs ("numcodecs.lz4", ...): zarr-python
+	 *  reads them, TensorStore does not. */
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
 	 *  NULL = not sharded. Sharded arrays are written whole shards at a
@@ -108,11 +117,16 @@ typedef struct nz_array_opts {
 	 *  the default encoding, '.' for v2's). */
 	nz_chunk_key_encoding chunk_key_encoding;
 	nz_shard_index_location shard_index_location; /**< v3 sharded only */
+	/* Version 3: */
+	/** v3 only: ndim entries, a permutation of 0..ndim-1: chunks are stored
+	 *  transposed to this order (the transpose codec, inside the shard when
+	 *  sharded); NULL or the identity = none. Fixed-size dtypes only. */
+	const int *transpose_order;
 } nz_array_opts;
 
-#define NZ_ARRAY_OPTS_VERSION 2
+#define NZ_ARRAY_OPTS_VERSION 3
 #define NZ_ARRAY_OPTS_INIT { NZ_ARRAY_OPTS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, NZ_OBJECT_NONE, 0, 0, \
-			     0, NULL, NULL, NZ_CHUNK_KEY_DEFAULT, NZ_SHARD_INDEX_END }
+			     0, NULL, NULL, NZ_CHUNK_KEY_DEFAULT, NZ_SHARD_INDEX_END, NULL }
 
 typedef struct nz_array nz_array;
 
@@ -151,8 +165,10 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
 			      const nz_array_opts *opts);
 
 /** Open an existing array and validate its .zarray or zarr.json (borrows
- *  `store`; the hierarchy's format decides which). NZ_ENOTFOUND when there
- *  is none; NZ_EFORMAT naming the key for malformed metadata;
+ *  `store`; the hierarchy's format decides which: a v3 root's store looks
+ *  for zarr.json only; a store without a v3 root looks for .zarray, then
+ *  for the array's own zarr.json, so an array inside a store another tool
+ *  wrote opens by its path). NZ_ENOTFOUND when there is none; NZ_EFORMAT naming the key for malformed metadata;
  *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
  *  v3 extensions whose must_understand is not false (those with false are
  *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")

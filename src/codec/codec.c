@@ -90,10 +90,11 @@ static int parse_level(nz_codec *c, const json_t *cfg, const char *id, int lo, i
 	json_t *ck = json_object_get(cfg, "checksum");
 	if ((err = check_keys(cfg, id, c->kind == NZ_CODEC_ZSTD ? zstd_fields : fields)) < 0)
 		return err;
-	/* Decoding verifies a checksum whenever a frame has one; encoding never
-	 * writes one, which numcodecs 0.11 (no such option) reads fine. */
+	/* Decoding verifies a checksum whenever a frame has one; encoding
+	 * writes one when asked (numcodecs >= 0.13, Zarr v3's zstd). */
 	if (ck && !json_is_boolean(ck))
 		return nz__error_set(NZ_EFORMAT, "codec 'zstd': field 'checksum' must be a boolean");
+	c->checksum = json_is_true(ck);
 	return get_int(&c->level, cfg, id, "level", 1, lo, hi);
 }
 
@@ -175,6 +176,11 @@ int nz__codec_from_json(nz_codec **out, const json_t *config)
 	return 0;
 }
 
+int nz__compressor_checksum(const nz_compressor *c)
+{
+	return c->version >= 2 && c->checksum;
+}
+
 int nz__codec_from_compressor(nz_codec **out, const nz_compressor *cmp)
 {
 	int err = 0;
@@ -184,8 +190,8 @@ int nz__codec_from_compressor(nz_codec **out, const nz_compressor *cmp)
 	*out = NULL;
 	if (!cmp || !cmp->id)
 		return nz__error_set(NZ_EINVAL, "compressor or its id is NULL");
-	if (cmp->version != NZ_COMPRESSOR_VERSION)
-		return nz__error_set(NZ_EUNSUPPORTED, "compressor version %u, expected %u",
+	if (cmp->version != 1 && cmp->version != NZ_COMPRESSOR_VERSION)
+		return nz__error_set(NZ_EUNSUPPORTED, "compressor version %u, expected 1..%u",
 				     cmp->version, (unsigned)NZ_COMPRESSOR_VERSION);
 	if (strcmp(cmp->id, "none") == 0)
 		return 0;
@@ -197,6 +203,8 @@ int nz__codec_from_compressor(nz_codec **out, const nz_compressor *cmp)
 				cmp->blocksize);
 	else if (strcmp(cmp->id, "lz4") == 0)
 		cfg = json_pack("{ss si}", "id", "lz4", "acceleration", 1);
+	else if (strcmp(cmp->id, "zstd") == 0 && nz__compressor_checksum(cmp))
+		cfg = json_pack("{ss si sb}", "id", "zstd", "level", cmp->clevel, "checksum", 1);
 	else
 		cfg = json_pack("{ss si}", "id", cmp->id, "level", cmp->clevel);
 	if (!cfg)
@@ -226,6 +234,11 @@ int nz__codec_to_json(json_t **out, const nz_codec *c)
 		break;
 	case NZ_CODEC_CRC32C:
 		j = json_pack("{ss ss}", "id", "crc32c", "location", "end");
+		break;
+	case NZ_CODEC_ZSTD:
+		/* numcodecs 0.11 has no checksum: written only when set */
+		j = c->checksum ? json_pack("{sb ss si}", "checksum", 1, "id", "zstd", "level", c->level)
+				: json_pack("{ss si}", "id", "zstd", "level", c->level);
 		break;
 	default:
 		j = json_pack("{ss si}", "id", nz__codec_id(c), "level", c->level);
@@ -258,7 +271,7 @@ int nz__codec_encode(const nz_codec *c, const void *src, size_t srclen, size_t i
 	dst->len = 0;
 	switch (c->kind) {
 	case NZ_CODEC_BLOSC: return nz__blosc_encode(c, src, srclen, itemsize, dst);
-	case NZ_CODEC_ZSTD: return nz__zstd_encode(c->level, src, srclen, dst);
+	case NZ_CODEC_ZSTD: return nz__zstd_encode(c->level, c->checksum, src, srclen, dst);
 	case NZ_CODEC_LZ4: return nz__lz4_encode(c->acceleration, src, srclen, dst);
 	case NZ_CODEC_ZLIB: return nz__deflate_encode(0, c->level, src, srclen, dst);
 	case NZ_CODEC_GZIP: return nz__deflate_encode(1, c->level, src, srclen, dst);

@@ -13,7 +13,8 @@
  *   is 1, else byte shuffle; the config keeps -1. cname must be one of
  *   blosclz, lz4, lz4hc, snappy, zlib, zstd and built into c-blosc.
  * - zstd encodes with level clamped to 1..max like numcodecs (the config
- *   keeps the given level); "checksum" is accepted on read, never written.
+ *   keeps the given level); "checksum": true (numcodecs >= 0.13) makes
+ *   frames with zstd's content checksum, verified on decode.
  * - lz4 from nz_compressor always uses acceleration 1 (clevel is ignored).
  * - numcodecs 0.11 cannot decode 0-byte blosc/zstd/lz4 buffers (even its
  *   own); we can, but zarr never stores an empty chunk anyway.
@@ -39,6 +40,9 @@ typedef struct nz_codec nz_codec;
 /** Parse a numcodecs config object ({"id": "blosc", ...}). Unknown ids give
  *  NZ_EUNSUPPORTED, bad parameters NZ_EFORMAT, both with a message. */
 int nz__codec_from_json(nz_codec **out, const json_t *config);
+
+/** 1 if `c` asks for zstd's checksum (a version >= 2 nz_compressor). */
+int nz__compressor_checksum(const nz_compressor *c);
 
 /** Build from the public compressor choice; id "none" gives *out = NULL. */
 int nz__codec_from_compressor(nz_codec **out, const nz_compressor *c);

@@ -23,6 +23,7 @@ struct nz_codec {
 	int shuffle;    /* blosc: -1 auto, 0 none, 1 byte, 2 bit */
 	int blocksize;  /* blosc: 0 = automatic */
 	int level;      /* zstd, zlib, gzip */
+	int checksum;   /* zstd: frames carry a content checksum */
 	int acceleration; /* lz4 */
 	int elementsize;  /* shuffle */
 };
@@ -32,7 +33,9 @@ int nz__blosc_decode(const void *src, size_t n, size_t expected, nz_buf *dst);
 /** 1 if the linked c-blosc was built with compressor `cname`. */
 int nz__blosc_has_cname(const char *cname);
 
-int nz__zstd_encode(int level, const void *src, size_t n, nz_buf *dst);
+/** checksum: the frame ends in zstd's content checksum (XXH64), which
+ *  nz__zstd_decode (any zstd reader) verifies. */
+int nz__zstd_encode(int level, int checksum, const void *src, size_t n, nz_buf *dst);
 int nz__zstd_decode(const void *src, size_t n, size_t expected, nz_buf *dst);
 int nz__lz4_encode(int acceleration, const void *src, size_t n, nz_buf *dst);
 int nz__lz4_decode(const void *src, size_t n, size_t expected, nz_buf *dst);

@@ -17,8 +17,9 @@
 #define TRUST_RATIO 64
 #define TRUST_SLACK (1u << 20)
 
-int nz__zstd_encode(int level, const void *src, size_t n, nz_buf *dst)
+int nz__zstd_encode(int level, int checksum, const void *src, size_t n, nz_buf *dst)
 {
+	ZSTD_CCtx *cc = NULL;
 	int err;
 	size_t bound = ZSTD_compressBound(n), rc;
 	if (level <= 0)
@@ -27,7 +28,20 @@ int nz__zstd_encode(int level, const void *src, size_t n, nz_buf *dst)
 		level = ZSTD_maxCLevel();
 	if ((err = nz__buf_reserve(dst, bound)) < 0)
 		return err;
-	rc = ZSTD_compress(dst->data, bound, src, n, level);
+	if (!checksum) {
+		rc = ZSTD_compress(dst->data, bound, src, n, level);
+	} else {
+		/* as numcodecs' Zstd(checksum=True): one frame, content size and
+		 * checksum flags set, made by ZSTD_compress2 */
+		if (!(cc = ZSTD_createCCtx()))
+			return nz__error_set(NZ_ENOMEM, "codec 'zstd': out of memory creating a context");
+		rc = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+		if (!ZSTD_isError(rc))
+			rc = ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+		if (!ZSTD_isError(rc))
+			rc = ZSTD_compress2(cc, dst->data, bound, src, n);
+		ZSTD_freeCCtx(cc);
+	}
 	if (ZSTD_isError(rc))
 		return nz__error_set(NZ_ECODEC, "codec 'zstd': compression of %zu bytes failed: %s", n,
 				     ZSTD_getErrorName(rc));

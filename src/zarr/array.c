@@ -97,9 +97,9 @@ static int check_opts(const nz_array_opts *o, const char *path)
 	int i;
 	if (o->zarr_format != 0 && o->zarr_format != 2 && o->zarr_format != 3)
 		return nz__error_set(NZ_EINVAL, "array '%s': zarr_format %d (2 or 3)", path, o->zarr_format);
-	if (o->zarr_format != 3 && (o->shards || o->dimension_names || o->chunk_key_encoding))
-		return nz__error_set(NZ_EINVAL, "array '%s': shards, dimension_names and chunk key encodings are "
-				     "Zarr v3 options", path);
+	if (o->zarr_format != 3 && (o->shards || o->dimension_names || o->chunk_key_encoding || o->transpose_order))
+		return nz__error_set(NZ_EINVAL, "array '%s': shards, dimension_names, chunk key encodings and "
+				     "transpose_order are Zarr v3 options", path);
 	if ((unsigned)o->chunk_key_encoding > NZ_CHUNK_KEY_V2 || (unsigned)o->shard_index_location > NZ_SHARD_INDEX_START)
 		return nz__error_set(NZ_EINVAL, "array '%s': unknown chunk key encoding or shard index location", path);
 	if (!o->dtype || !o->dtype[0])
@@ -114,6 +114,8 @@ static int check_opts(const nz_array_opts *o, const char *path)
 			return nz__error_set(NZ_EINVAL, "array '%s': chunks[%d] is 0", path, i);
 	if ((strcmp(o->dtype, "|O") == 0) != (o->object_codec != NZ_OBJECT_NONE))
 		return nz__error_set(NZ_EINVAL, "array '%s': dtype '|O' and an object codec go together", path);
+	if (o->object_codec == NZ_OBJECT_PICKLE)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': the pickle object codec is read only", path);
 	if (o->dimension_separator && o->dimension_separator != '.' && o->dimension_separator != '/')
 		return nz__error_set(NZ_EINVAL, "array '%s': dimension_separator must be '.' or '/'", path);
 	return 0;
@@ -146,12 +148,15 @@ int nz_array_create(nz_array **out, nz_store *store, const char *path, const nz_
 	nz__alloc_init();
 	if ((err = nz__zarr_norm_path(&p, path)) < 0)
 		return err;
-	if (!opts || (opts->version != 1 && opts->version != NZ_ARRAY_OPTS_VERSION)) {
+	if (!opts || opts->version < 1 || opts->version > NZ_ARRAY_OPTS_VERSION) {
 		err = nz__error_set(NZ_EINVAL, "array '%s': options missing or of an unknown version", p);
 		goto done;
 	}
-	/* Version 1 options end at skip_empty_chunks (the rest keeps INIT's). */
-	memcpy(&o, opts, opts->version == 1 ? offsetof(nz_array_opts, zarr_format) : sizeof o);
+	/* Version 1 options end at skip_empty_chunks, version 2 ones at
+	 * shard_index_location (the rest keeps INIT's). */
+	memcpy(&o, opts, opts->version == 1   ? offsetof(nz_array_opts, zarr_format)
+			 : opts->version == 2 ? offsetof(nz_array_opts, transpose_order)
+					      : sizeof o);
 	o.version = NZ_ARRAY_OPTS_VERSION;
 	if ((err = check_opts(&o, p)) < 0)
 		goto done;
@@ -208,7 +213,7 @@ done:
 
 int nz_array_open(nz_array **out, nz_store *store, const char *path)
 {
-	char *p = NULL, *key = NULL;
+	char *p = NULL, *key = NULL, *key3 = NULL;
 	json_t *meta = NULL;
 	int err, fmt;
 
@@ -218,17 +223,26 @@ int nz_array_open(nz_array **out, nz_store *store, const char *path)
 		return fmt;
 	if ((err = nz__zarr_path_key(&p, &key, path, fmt == 3 ? "zarr.json" : ".zarray")) < 0)
 		return err;
-	if ((err = nz__zarr_get_doc(&meta, store, key)) == NZ_ENOTFOUND)
-		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s missing in %s)", p, key,
+	err = nz__zarr_get_doc(&meta, store, key);
+	/* Without a v3 root (an array inside a store another tool wrote, opened
+	 * by its path), the array's own zarr.json says what it is, as
+	 * zarr-python's open_array looks for either document. */
+	if (err == NZ_ENOTFOUND && fmt != 3 && (err = nz__zarr_key(&key3, p, "zarr.json")) == 0 &&
+	    (err = nz__zarr_get_doc(&meta, store, key3)) == 0)
+		fmt = 3;
+	if (err == NZ_ENOTFOUND && key3)
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (neither %s nor %s in %s)", p, key, key3,
 				    nz_store_describe(store));
-	else if (err == 0 && fmt == 3 && json_is_object(meta) &&
-		 nz__zarr3_node_is(meta, "group"))
-		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s is a group)", p, key);
+	else if (err == NZ_ENOTFOUND)
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s missing in %s)", p, key, nz_store_describe(store));
+	else if (err == 0 && fmt == 3 && json_is_object(meta) && nz__zarr3_node_is(meta, "group"))
+		err = nz__error_set(NZ_ENOTFOUND, "no array at '%s' (%s is a group)", p, key3 ? key3 : key);
 	if (err == 0)
 		err = nz__array_from_meta(out, store, p, meta, fmt == 3 ? 3 : 2);
 	json_decref(meta);
 	nz__free(p);
 	nz__free(key);
+	nz__free(key3);
 	return err;
 }
 

@@ -4,6 +4,7 @@
  * codecs reuse the numcodecs implementations (src/codec): their v3
  * configurations are translated, and the canonical v3 form is kept for
  * writing zarr.json back. Anything else is refused naming the array. */
+#include <stdio.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -184,10 +185,46 @@ static int parse_b2b(json_t **numc, json_t **canon, size_t *typesize, const char
 	return 0;
 }
 
+/* "numcodecs.<id>", as zarr-python 3.4 names numcodecs' codecs in v3
+ * (zarr.codecs.numcodecs): the configuration is numcodecs' own without
+ * "id"; src/codec implements these ids. */
+static const char *numcodecs_id(const char *name)
+{
+	static const char *const ids[] = { "lz4", "zlib", "gzip", "zstd", "shuffle", "crc32c", NULL };
+	const char *const *k;
+	if (strncmp(name, "numcodecs.", 10) != 0)
+		return NULL;
+	for (k = ids; *k && strcmp(*k, name + 10) != 0; k++)
+		;
+	return *k;
+}
+
 static int is_b2b(const char *name)
 {
 	return strcmp(name, "blosc") == 0 || strcmp(name, "zstd") == 0 || strcmp(name, "gzip") == 0 ||
-	       strcmp(name, "crc32c") == 0;
+	       strcmp(name, "crc32c") == 0 || numcodecs_id(name);
+}
+
+/* numcodecs' config for a "numcodecs.<id>" entry, with the defaults
+ * numcodecs' constructors (and zarr's wrapper, for shuffle's elementsize)
+ * supply when zarr-python wrote an empty configuration. */
+static int parse_numcodecs(json_t **numc, json_t **canon, const char *id, const json_t *cfg, size_t itemsize)
+{
+	static const char *const dkey[] = { "acceleration", "level", "level", "level", "elementsize", NULL };
+	static const char *const ids[] = { "lz4", "zlib", "gzip", "zstd", "shuffle", NULL };
+	int k;
+	char name[24];
+	if (!(*numc = json_deep_copy(cfg)) || json_object_set_new(*numc, "id", json_string(id)) < 0)
+		return -1;
+	for (k = 0; ids[k] && strcmp(ids[k], id) != 0; k++)
+		;
+	if (ids[k] && !json_object_get(cfg, dkey[k]) &&
+	    json_object_set_new(*numc, dkey[k],
+				json_integer(k == 4 ? (json_int_t)(itemsize ? itemsize : 1) : k == 3 ? 0 : 1)) < 0)
+		return -1;
+	snprintf(name, sizeof name, "numcodecs.%s", id);
+	*canon = json_pack("{s:s,s:O}", "name", name, "configuration", cfg);
+	return *canon ? 0 : -1;
 }
 
 int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
@@ -217,8 +254,16 @@ int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
 			err = parse_bytes(a, &canon, name, cfg, what);
 			stage = 1;
 		} else if (is_b2b(name) && stage == 1) {
-			if ((err = parse_b2b(&numc, &canon, &a->typesize[a->nfilters], name, cfg, a->dtype.itemsize,
-					     what)) == 0 && numc &&
+			if (numcodecs_id(name)) {
+				a->typesize[a->nfilters] = 1;
+				err = parse_numcodecs(&numc, &canon, numcodecs_id(name), cfg, a->dtype.itemsize);
+				if (err < 0)
+					goto nomem;
+			} else {
+				err = parse_b2b(&numc, &canon, &a->typesize[a->nfilters], name, cfg, a->dtype.itemsize,
+						what);
+			}
+			if (err == 0 && numc &&
 			    (err = nz__codec_from_json(&a->filters[a->nfilters], numc)) < 0)
 				nz__error_wrap("%s: codec '%s'", what, name);
 			if (err == 0 && !numc)
@@ -233,7 +278,8 @@ int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
 					    "array->bytes, then bytes->bytes)", what, name);
 		} else {
 			err = nz__error_set(NZ_EUNSUPPORTED, "%s: codec '%s' is not supported (transpose, bytes, vlen-utf8, "
-					    "vlen-bytes, blosc, zstd, gzip, crc32c)", what, name);
+					    "vlen-bytes, blosc, zstd, gzip, crc32c, numcodecs.lz4/zlib/gzip/zstd/"
+					    "shuffle/crc32c)", what, name);
 		}
 		if (err < 0)
 			goto done;
@@ -247,9 +293,96 @@ int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
 nomem:
 	err = nz__error_set(NZ_ENOMEM, "out of memory reading the codecs of %s", what);
 done:
+	json_decref(numc);
 	json_decref(canon);
 	json_decref(empty);
 	return err;
+}
+
+/* One numcodecs config (as src/codec reads it) as zarr-python 3.4 writes
+ * it: {"name": "numcodecs.<id>", "configuration": the rest}. */
+static int numcodecs_entry(json_t **out, const json_t *numc, const char *path)
+{
+	const char *id = json_string_value(json_object_get(numc, "id"));
+	char name[24];
+	nz_codec *c = NULL;
+	int err;
+	*out = NULL;
+	if (!json_is_object(numc) || !id)
+		return nz__error_set(NZ_EINVAL, "array '%s': each filter must be a numcodecs config with an \"id\"", path);
+	snprintf(name, sizeof name, "numcodecs.%.12s", id);
+	if (!numcodecs_id(name) || strcmp(id, "crc32c") == 0)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': filter '%s' has no Zarr v3 codec here (shuffle, "
+				     "lz4, zlib, gzip, zstd)", path, id);
+	if ((err = nz__codec_from_json(&c, numc)) < 0) /* validated as on read */
+		return nz__error_wrap("array '%s'", path);
+	nz__codec_free(c);
+	if (!(*out = json_pack("{s:s,s:O}", "name", name, "configuration", numc)) ||
+	    json_object_del(json_object_get(*out, "configuration"), "id") < 0)
+		return nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
+	return 0;
+}
+
+/* The array->array codecs: transpose when asked for a non-identity order. */
+static int transpose_entry(json_t **out, const nz_array_opts *o, const char *path)
+{
+	int seen[NZ_MAX_DIMS] = { 0 }, i, moved = 0;
+	json_t *order;
+	*out = NULL;
+	if (!o->transpose_order || o->ndim == 0)
+		return 0;
+	for (i = 0; i < o->ndim; i++) {
+		int p = o->transpose_order[i];
+		if (p < 0 || p >= o->ndim || seen[p]++)
+			return nz__error_set(NZ_EINVAL, "array '%s': transpose_order is not a permutation of 0..%d", path,
+					     o->ndim - 1);
+		moved |= p != i;
+	}
+	if (!moved)
+		return 0;
+	if (o->object_codec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': transpose of a variable-length array is not supported",
+				     path);
+	for (i = 0, order = json_array(); order && i < o->ndim; i++)
+		if (json_array_append_new(order, json_integer(o->transpose_order[i])) < 0)
+			break;
+	if (order && i == o->ndim)
+		*out = json_pack("{s:s,s:{s:O}}", "name", "transpose", "configuration", "order", order);
+	json_decref(order);
+	return *out ? 0 : nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
+}
+
+/* The bytes->bytes codec for the compressor choice; *v NULL for none. */
+static int compressor_entry(json_t **v, const nz_compressor *c, const nz__dtype *dt, nz_object_codec oc,
+			    const char *path)
+{
+	*v = NULL;
+	if (!c->id)
+		return nz__error_set(NZ_EINVAL, "array '%s': compressor has no id", path);
+	if (strcmp(c->id, "blosc") == 0) {
+		size_t ts = oc != NZ_OBJECT_NONE ? 1 : dt->itemsize; /* zarr-python: the item size, 1 if none */
+		int s = c->shuffle < 0 ? (ts == 1 ? 2 : 1) : c->shuffle; /* numcodecs' AUTOSHUFFLE */
+		if (s > 2)
+			return nz__error_set(NZ_EINVAL, "array '%s': blosc shuffle %d (0, 1, 2 or -1)", path, c->shuffle);
+		*v = json_pack("{s:s,s:{s:I,s:s,s:i,s:s,s:i}}", "name", "blosc", "configuration", "typesize",
+			       (json_int_t)ts, "cname", c->cname ? c->cname : "", "clevel", c->clevel, "shuffle",
+			       shuffles[s], "blocksize", c->blocksize);
+	} else if (strcmp(c->id, "zstd") == 0) {
+		*v = json_pack("{s:s,s:{s:i,s:b}}", "name", "zstd", "configuration", "level", c->clevel, "checksum",
+			       nz__compressor_checksum(c));
+	} else if (strcmp(c->id, "gzip") == 0) {
+		*v = json_pack("{s:s,s:{s:i}}", "name", "gzip", "configuration", "level", c->clevel);
+	} else if (strcmp(c->id, "lz4") == 0) { /* Zarr v3 has none: numcodecs' (zarr-python reads it) */
+		*v = json_pack("{s:s,s:{s:i}}", "name", "numcodecs.lz4", "configuration", "acceleration", 1);
+	} else if (strcmp(c->id, "zlib") == 0) {
+		*v = json_pack("{s:s,s:{s:i}}", "name", "numcodecs.zlib", "configuration", "level", c->clevel);
+	} else if (strcmp(c->id, "none") != 0) {
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': compressor '%s' has no Zarr v3 codec (blosc, zstd, "
+				     "gzip, lz4, zlib or none)", path, c->id);
+	} else {
+		return 0;
+	}
+	return *v ? 0 : nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
 }
 
 int nz__codecs3_from_opts(json_t **out, const nz_array_opts *o, const nz__dtype *dt, nz_object_codec oc,
@@ -257,12 +390,17 @@ int nz__codecs3_from_opts(json_t **out, const nz_array_opts *o, const nz__dtype 
 {
 	nz_compressor def = NZ_COMPRESSOR_INIT;
 	const nz_compressor *c = o->compressor ? o->compressor : &def;
-	json_t *l = json_array(), *v = NULL;
+	json_t *l = json_array(), *v = NULL, *filters = NULL;
 	const char *e = dt->big_endian ? "big" : "little";
+	size_t i;
 	int err = 0;
 
 	*out = NULL;
 	if (!l)
+		goto nomem;
+	if ((err = transpose_entry(&v, o, path)) < 0)
+		goto done;
+	if (v && nz__json_take_append(l, &v) < 0)
 		goto nomem;
 	if (oc != NZ_OBJECT_NONE)
 		v = json_pack("{s:s,s:{}}", "name", oc == NZ_OBJECT_VLEN_UTF8 ? "vlen-utf8" : "vlen-bytes", "configuration");
@@ -272,36 +410,33 @@ int nz__codecs3_from_opts(json_t **out, const nz_array_opts *o, const nz__dtype 
 		v = json_pack("{s:s}", "name", "bytes");
 	if (nz__json_take_append(l, &v) < 0)
 		goto nomem;
-	if (!c->id) {
-		err = nz__error_set(NZ_EINVAL, "array '%s': compressor has no id", path);
-		goto done;
-	}
-	if (strcmp(c->id, "blosc") == 0) {
-		size_t ts = dt->kind == 'O' ? 1 : dt->itemsize; /* zarr-python: the item size, 1 if none */
-		int s = c->shuffle < 0 ? (ts == 1 ? 2 : 1) : c->shuffle; /* numcodecs' AUTOSHUFFLE */
-		if (s > 2) {
-			err = nz__error_set(NZ_EINVAL, "array '%s': blosc shuffle %d (0, 1, 2 or -1)", path, c->shuffle);
+	/* numcodecs filters are bytes->bytes here, before the compressor, as
+	 * zarr-python 3.4 lists them in 'compressors' */
+	if (o->filters_json) {
+		if ((err = nz__json_parse(&filters, o->filters_json, strlen(o->filters_json), "filters", 0)) < 0)
+			goto done;
+		if (!json_is_array(filters)) {
+			err = nz__error_set(NZ_EINVAL, "array '%s': filters_json must be a JSON list", path);
 			goto done;
 		}
-		v = json_pack("{s:s,s:{s:I,s:s,s:i,s:s,s:i}}", "name", "blosc", "configuration", "typesize",
-			      (json_int_t)ts, "cname", c->cname ? c->cname : "", "clevel", c->clevel, "shuffle",
-			      shuffles[s], "blocksize", c->blocksize);
-	} else if (strcmp(c->id, "zstd") == 0) {
-		v = json_pack("{s:s,s:{s:i,s:b}}", "name", "zstd", "configuration", "level", c->clevel, "checksum", 0);
-	} else if (strcmp(c->id, "gzip") == 0) {
-		v = json_pack("{s:s,s:{s:i}}", "name", "gzip", "configuration", "level", c->clevel);
-	} else if (strcmp(c->id, "none") != 0) {
-		err = nz__error_set(NZ_EUNSUPPORTED, "array '%s': compressor '%s' has no Zarr v3 codec (blosc, zstd, gzip "
-				    "or none)", path, c->id);
-		goto done;
+		for (i = 0; i < json_array_size(filters); i++) {
+			if ((err = numcodecs_entry(&v, json_array_get(filters, i), path)) < 0)
+				goto done;
+			if (nz__json_take_append(l, &v) < 0)
+				goto nomem;
+		}
 	}
+	if ((err = compressor_entry(&v, c, dt, oc, path)) < 0)
+		goto done;
 	if (v && nz__json_take_append(l, &v) < 0)
 		goto nomem;
 	*out = l;
-	return 0;
+	l = NULL;
+	goto done;
 nomem:
 	err = nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
 done:
+	json_decref(filters);
 	json_decref(v);
 	json_decref(l);
 	return err;

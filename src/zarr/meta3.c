@@ -195,19 +195,27 @@ static int opts_types(json_t *m, const nz_array_opts *o, const char *path)
 	json_decref(np);
 	if (err < 0)
 		return err;
-	if ((err = nz__dtype3_json(&v, &dt, o->object_codec, path)) < 0 || (err = nz__json_take(m, "data_type", &v)) < 0)
+	/* (nz__json_take fails only for want of memory) */
+	if ((err = nz__dtype3_json(&v, &dt, o->object_codec, path)) < 0)
 		goto done;
+	if (nz__json_take(m, "data_type", &v) < 0)
+		goto nomem;
 	if (o->fill_value_json)
 		err = nz__json_parse(&v, o->fill_value_json, strlen(o->fill_value_json), "fill_value", JSON_DECODE_ANY);
 	else
 		v = json_null(); /* read as the data type's zero / empty value */
-	if (err < 0 || (err = nz__json_take(m, "fill_value", &v)) < 0 ||
-	    (err = nz__codecs3_from_opts(&v, o, &dt, o->object_codec, path)) < 0 ||
-	    (err = nz__json_take(m, "codecs", &v)) < 0)
+	if (err < 0)
 		goto done;
+	if (nz__json_take(m, "fill_value", &v) < 0)
+		goto nomem;
+	if ((err = nz__codecs3_from_opts(&v, o, &dt, o->object_codec, path)) < 0)
+		goto done;
+	if (nz__json_take(m, "codecs", &v) < 0)
+		goto nomem;
+	goto done;
+nomem:
+	err = nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
 done:
-	if (err == -1)
-		err = nz__error_set(NZ_ENOMEM, "out of memory creating array '%s'", path);
 	nz__dtype_clear(&dt);
 	return err;
 }
@@ -235,9 +243,6 @@ int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 	int i, err = 0;
 
 	*out = NULL;
-	if (o->filters_json)
-		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': numcodecs filters are not supported for Zarr v3 arrays",
-				     path);
 	if (o->shards && o->object_codec != NZ_OBJECT_NONE)
 		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': sharded object arrays are not supported yet", path);
 	m = json_object(); /* after the refusals above, which return without freeing */

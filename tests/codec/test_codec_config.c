@@ -51,7 +51,8 @@ int main(void)
 	     "{\"blocksize\":0,\"clevel\":5,\"cname\":\"lz4\",\"id\":\"blosc\",\"shuffle\":1}");
 	same("{\"id\":\"blosc\",\"cname\":\"zstd\",\"clevel\":3,\"shuffle\":-1}",
 	     "{\"blocksize\":0,\"clevel\":3,\"cname\":\"zstd\",\"id\":\"blosc\",\"shuffle\":-1}");
-	same("{\"id\":\"zstd\",\"level\":3,\"checksum\":true}", "{\"id\":\"zstd\",\"level\":3}");
+	same("{\"id\":\"zstd\",\"level\":3,\"checksum\":true}", "{\"checksum\":true,\"id\":\"zstd\",\"level\":3}");
+	same("{\"id\":\"zstd\",\"level\":3,\"checksum\":false}", "{\"id\":\"zstd\",\"level\":3}");
 	same("{\"id\":\"lz4\",\"acceleration\":1}", "{\"acceleration\":1,\"id\":\"lz4\"}");
 	same("{\"id\":\"zlib\",\"level\":1}", "{\"id\":\"zlib\",\"level\":1}");
 	same("{\"id\":\"gzip\",\"level\":9}", "{\"id\":\"gzip\",\"level\":9}");
@@ -82,9 +83,9 @@ int main(void)
 
 	/* The public compressor struct. */
 	{
-		nz_compressor def = NZ_COMPRESSOR_INIT, z = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 7, 0, 0};
-		nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0};
-		nz_compressor badc = {NZ_COMPRESSOR_VERSION, "blosc", "nope", 5, 1, 0};
+		nz_compressor def = NZ_COMPRESSOR_INIT, z = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 7, 0, 0, 0};
+		nz_compressor none = {NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0, 0};
+		nz_compressor badc = {NZ_COMPRESSOR_VERSION, "blosc", "nope", 5, 1, 0, 0};
 		json_t *j;
 		char *s;
 		ASSERT_OK(nz__codec_from_compressor(&c, &def));

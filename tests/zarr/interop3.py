@@ -28,6 +28,7 @@ import numpy as np
 import tensorstore as ts
 import zarr
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import numcodecs as zn
 
 from interop_values import ATTRS, STRUCT, compare_meta, make_data
 
@@ -39,6 +40,7 @@ COMPS = [BLOSC, {"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blo
          {"id": "blosc", "cname": "blosclz", "clevel": 1, "shuffle": 0, "blocksize": 0},
          {"id": "zstd", "level": 3}, {"id": "gzip", "level": 5}, None]
 SHUFFLES = ["noshuffle", "shuffle", "bitshuffle"]
+NUMCODECS = {"lz4": zn.LZ4, "zlib": zn.Zlib, "shuffle": zn.Shuffle}
 
 
 def cases():
@@ -46,11 +48,11 @@ def cases():
     out = []
 
     def add(name, dtype, shape, chunks, comp=BLOSC, fill=0, codec=None, sep="", key="default", dims=None,
-            attrs=None, shards=None, index="end"):
+            attrs=None, shards=None, index="end", transpose=None, filters=None):
         out.append({"name": name, "dtype": dtype, "shape": shape, "chunks": chunks, "compressor": comp,
-                    "filters": None, "fill": fill, "object_codec": codec, "sep": sep,
+                    "filters": filters, "fill": fill, "object_codec": codec, "sep": sep,
                     "write_empty": True, "key_encoding": key, "dimension_names": dims, "attrs": attrs,
-                    "shards": shards, "index_location": index})
+                    "shards": shards, "index_location": index, "transpose": transpose})
 
     for d in dtypes:
         for k, c in enumerate(COMPS):
@@ -87,6 +89,19 @@ def cases():
     add("sh/f8_start", "<f8", [9], [2], comp=COMPS[3], shards=[4], index="start", fill="NaN")
     add("sh/u1_3d", "|u1", [5, 4, 3], [2, 2, 3], comp=None, shards=[4, 4, 3])
     add("sh/b1_one", "|b1", [10], [5], comp=COMPS[4], shards=[10])
+    # written by us too now: transpose (also inside shards), checksummed
+    # zstd, and numcodecs' codecs as zarr-python 3.4 names them
+    # (numcodecs.lz4/zlib/shuffle; zarr-python reads them, TensorStore not)
+    add("tr/i4_3d", "<i4", [4, 3, 5], [3, 2, 5], comp=COMPS[3], transpose=[2, 0, 1])
+    add("tr/f8", "<f8", [5, 6], [2, 3], comp=None, transpose=[1, 0], fill="NaN")
+    add("tr/sh_u4", "<u4", [5, 6], [2, 3], comp=COMPS[4], transpose=[1, 0], shards=[4, 6])
+    add("ck/f8", "<f8", [9], [4], comp={"id": "zstd", "level": 2, "checksum": True})
+    add("ck/sh_i2", "<i2", [11, 7], [2, 3], comp={"id": "zstd", "level": 1, "checksum": True}, shards=[4, 6])
+    add("nc/lz4_i2", "<i2", [10], [4], comp={"id": "lz4"})
+    add("nc/zlib_f4", "<f4", [10], [4], comp={"id": "zlib", "level": 5})
+    add("nc/shuffle_zlib", "<u2", [9, 2], [4, 2], comp={"id": "zlib", "level": 1},
+        filters=[{"id": "shuffle", "elementsize": 2}])
+    add("nc/utf8_lz4", "|O", [7], [3], codec="vlen-utf8", comp={"id": "lz4"}, fill="")
     add("struct/xy", STRUCT, [7], [3])
     add("struct/xy_2d", STRUCT, [3, 2], [2, 2], comp=None)
     return out
@@ -115,17 +130,34 @@ def py_fill(c):
 
 
 def py_codecs(c):
+    """zarr-python's compressors for the case: its numcodecs filters, then
+    the compressor."""
+    out = [NUMCODECS[f["id"]](**{k: v for k, v in f.items() if k != "id"}) for f in c["filters"] or []]
     comp = c["compressor"]
     if comp is None:
-        return None
+        return out or None
     if comp["id"] == "blosc":
         dt = np_dtype(c)
         size = getattr(dt, "itemsize", 1) if not c["object_codec"] else 1
-        return BloscCodec(cname=comp["cname"], clevel=comp["clevel"], shuffle=SHUFFLES[comp["shuffle"]],
-                          typesize=size, blocksize=0)
-    if comp["id"] == "zstd":
-        return ZstdCodec(level=comp["level"])
-    return GzipCodec(level=comp["level"])
+        out.append(BloscCodec(cname=comp["cname"], clevel=comp["clevel"], shuffle=SHUFFLES[comp["shuffle"]],
+                              typesize=size, blocksize=0))
+    elif comp["id"] == "zstd":
+        out.append(ZstdCodec(level=comp["level"], checksum=comp.get("checksum", False)))
+    elif comp["id"] == "lz4":  # nwbzarr's lz4 is numcodecs' LZ4(acceleration=1)
+        out.append(NUMCODECS["lz4"](acceleration=1))
+    elif comp["id"] == "zlib":
+        out.append(NUMCODECS["zlib"](level=comp["level"]))
+    else:
+        out.append(GzipCodec(level=comp["level"]))
+    return out
+
+
+def tensorstore_reads(c):
+    """TensorStore's zarr3 driver has no string/struct data types and no
+    numcodecs.* codecs."""
+    if c["object_codec"] or isinstance(c["dtype"], list) or c["dtype"][1] in "SU":
+        return False
+    return not c["filters"] and (c["compressor"] or {}).get("id") not in ("lz4", "zlib")
 
 
 def write_py(root, spec):
@@ -137,8 +169,9 @@ def write_py(root, spec):
             kw["serializer"] = BytesCodec(endian="big")
         if c.get("shards"):
             kw["shards"] = {"shape": tuple(c["shards"]), "index_location": c["index_location"]}
+        filters = [TransposeCodec(order=tuple(c["transpose"]))] if c.get("transpose") else None
         z = g.create_array(c["name"], shape=tuple(c["shape"]), chunks=tuple(c["chunks"]), dtype=np_dtype(c),
-                           fill_value=py_fill(c), compressors=py_codecs(c), filters=None,
+                           fill_value=py_fill(c), compressors=py_codecs(c), filters=filters,
                            chunk_key_encoding={"name": c["key_encoding"], "separator": sep},
                            dimension_names=c["dimension_names"], attributes=c["attrs"], **kw)
         data = make_data(c)
@@ -163,8 +196,8 @@ def check_store(root, spec):
         if not same(np.asarray(got), want, c):
             print("ZARR-PYTHON VALUE MISMATCH %s: %r != %r" % (c["name"], got, want))
             bad += 1
-        if c["object_codec"] or isinstance(c["dtype"], list) or c["dtype"][1] in "SU":
-            continue  # TensorStore's zarr3 driver has no such data types
+        if not tensorstore_reads(c):
+            continue
         t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(root, c["name"])}},
                     open=True).result()
         got = t.read().result()
@@ -216,16 +249,22 @@ def write_py_only(root):
     z = g.create_array("sh/transposed", shape=(5, 6), shards=(4, 6), chunks=(2, 3), dtype="<u4", fill_value=0,
                        filters=[TransposeCodec(order=(1, 0))], compressors=GzipCodec(level=2))
     z[...] = make_data(extra[6])
+    # numcodecs' codecs with the empty configurations zarr-python writes
+    # for their defaults (numcodecs.shuffle gets the item size)
+    extra.append(dict(extra[0], name="t/numcodecs_defaults", dtype="<i4", shape=[9, 2], chunks=[4, 2]))
+    z = g.create_array("t/numcodecs_defaults", shape=(9, 2), chunks=(4, 2), dtype="<i4", fill_value=0,
+                       compressors=[zn.Shuffle(), zn.Zlib(), zn.LZ4(), zn.GZip(), zn.Zstd()])
+    z[...] = make_data(extra[-1])
     z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
                        compressors=[ZstdCodec(level=1), Crc32cCodec()])
     z[...] = make_data(extra[2])
     return extra
 
 
-def run_tool(tool, cmd, spec, attrs, root):
+def run_tool(tool, cmd, spec, attrs, root, has_root=True):
     path = os.path.join(TMP, "spec_%s_%s.json" % (cmd, os.path.basename(root)))
     with open(path, "w") as f:
-        json.dump({"zarr_format": 3, "attrs": attrs, "arrays": spec}, f)
+        json.dump({"zarr_format": 3, "attrs": attrs, "arrays": spec, "root": has_root}, f)
     return subprocess.run([tool, cmd, path, root]).returncode
 
 
@@ -244,7 +283,13 @@ def main():
         print("C tool failed to read the zarr-python store")
         bad += 1
     if run_tool(tool, "check", write_py_only(extra_root), {}, extra_root) != 0:
-        print("C tool failed to read zarr-python's transpose / checksummed zstd / crc32c arrays")
+        print("C tool failed to read zarr-python's transpose / checksummed zstd / crc32c / numcodecs arrays")
+        bad += 1
+    # the same arrays opened by path from the folder above the hierarchy,
+    # a store with no root zarr.json
+    by_path = [dict(c, name="py/" + c["name"]) for c in spec]
+    if run_tool(tool, "check", by_path, {}, TMP, has_root=False) != 0:
+        print("C tool failed to open zarr-python's arrays by path from a store without a root")
         bad += 1
     nbad, nsame = compare_meta(c_root, py_root, ("zarr.json",))
     bad += nbad

@@ -218,10 +218,19 @@ static void keys_and_formats(void)
 	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
 	ASSERT_CONTAINS(nz_error_last()->message, "Zarr v3 hierarchy");
 	ASSERT_ERR(NZ_EINVAL, nz_root_create(st, 2));
-	/* json2 and lz4 have no v3 form */
+	/* numcodecs' delta has no v3 codec here (nor a transpose of strings) */
 	o.zarr_format = 3;
-	o.compressor = &(nz_compressor){ NZ_COMPRESSOR_VERSION, "lz4", NULL, 1, 0, 0 };
+	o.filters_json = "[{\"id\": \"delta\", \"dtype\": \"<i4\"}]";
 	ASSERT_ERR(NZ_EUNSUPPORTED, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "filter 'delta'");
+	o.filters_json = "[{\"id\": \"shuffle\", \"elementsize\": -3}]";
+	ASSERT_ERR(NZ_EFORMAT, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "elementsize");
+	o.filters_json = NULL;
+	o.transpose_order = (const int[]){ 0, 0 };
+	ASSERT_ERR(NZ_EINVAL, nz_array_create(&a, st, "g/z", &o));
+	ASSERT_CONTAINS(nz_error_last()->message, "not a permutation");
+	o.transpose_order = NULL;
 	ASSERT_OK(nz_metadata_check(st)); /* not consolidated yet */
 	ASSERT_OK(nz_consolidate(st));
 	ASSERT_OK(nz_metadata_check(st));
@@ -232,6 +241,89 @@ static void keys_and_formats(void)
 	ASSERT_OK(nz_group_create(st, "g/late"));
 	ASSERT_ERR(NZ_EMISMATCH, nz_metadata_check(st));
 	ASSERT_CONTAINS(nz_error_last()->message, "lacks 'g/late'");
+}
+
+/* zstd "checksum": true frames carry a checksum that a read verifies; a
+ * transposed chunk is stored in the transposed order and reads back in
+ * ours; numcodecs' lz4 and shuffle as v3 codecs round-trip. */
+static void checksum_transpose(void)
+{
+	nz_compressor zc = NZ_COMPRESSOR_INIT, lz = NZ_COMPRESSOR_INIT;
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	uint64_t shape[2] = { 3, 2 }, zero[2] = { 0, 0 };
+	int16_t data[6] = { 1, 2, 3, 4, 5, 6 }, back[6];
+	unsigned char *raw = NULL;
+	size_t len = 0;
+	nz_store *m = NULL;
+	nz_array *a = NULL;
+	ASSERT_OK(nz_store_new_memory(&m));
+	zc.id = "zstd", zc.clevel = 3, zc.checksum = 1;
+	o.zarr_format = 3, o.ndim = 2, o.shape = shape, o.dtype = "<i2", o.compressor = &zc;
+	ASSERT_OK(nz_array_create(&a, m, "z", &o));
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	nz_array_free(a);
+	ASSERT_OK(nz_store_get(m, "z/c/0/0", (void **)&raw, &len));
+	ASSERT(len > 4 && (raw[4] & 4)); /* the frame header's Content_Checksum_flag */
+	raw[len - 1] ^= 1;
+	ASSERT_OK(nz_store_put(m, "z/c/0/0", raw, len));
+	nz_free(raw);
+	ASSERT_OK(nz_array_open(&a, m, "z"));
+	ASSERT_ERR(NZ_ECODEC, nz_array_read_chunk(a, NULL, zero, back, sizeof back));
+	ASSERT_CONTAINS(nz_error_last()->message, "zstd");
+	nz_array_free(a);
+	/* transpose [1, 0]: the stored chunk is the 2 x 3 transpose */
+	o.compressor = &(nz_compressor){ NZ_COMPRESSOR_VERSION, "none", NULL, 0, 0, 0, 0 };
+	o.transpose_order = (const int[]){ 1, 0 };
+	ASSERT_OK(nz_array_create(&a, m, "t", &o));
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	nz_array_free(a);
+	ASSERT_OK(nz_store_get(m, "t/c/0/0", (void **)&raw, &len));
+	ASSERT_EQ_INT(len, sizeof data);
+	ASSERT_MEM_EQ(raw, ((const int16_t[]){ 1, 3, 5, 2, 4, 6 }), sizeof data);
+	nz_free(raw);
+	ASSERT_OK(nz_array_open(&a, m, "t"));
+	ASSERT_OK(nz_array_read_region(a, zero, shape, back, sizeof back));
+	ASSERT_MEM_EQ(back, data, sizeof data);
+	nz_array_free(a);
+	/* numcodecs.shuffle then numcodecs.lz4 */
+	lz.id = "lz4";
+	o.compressor = &lz, o.transpose_order = NULL, o.filters_json = "[{\"id\": \"shuffle\", \"elementsize\": 2}]";
+	ASSERT_OK(nz_array_create(&a, m, "l", &o));
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	nz_array_free(a);
+	ASSERT_OK(nz_array_open(&a, m, "l"));
+	ASSERT_OK(nz_array_read_region(a, zero, shape, back, sizeof back));
+	ASSERT_MEM_EQ(back, data, sizeof data);
+	nz_array_free(a);
+	nz_store_free(m);
+}
+
+/* A v3 array in a store whose root has no zarr.json opens by its path;
+ * a group there is not an array, and a missing one names both documents. */
+static void open_without_root(void)
+{
+	uint64_t shape[1] = { 5 }, zero[1] = { 0 };
+	int16_t data[5] = { 1, -2, 3, -4, 5 }, back[5];
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	nz_store *m = NULL;
+	nz_array *a = NULL;
+	ASSERT_OK(nz_store_new_memory(&m));
+	o.zarr_format = 3, o.ndim = 1, o.shape = shape, o.dtype = "<i2";
+	ASSERT_OK(nz_array_create(&a, m, "deep/g/x", &o));
+	ASSERT_OK(nz_array_write_all(a, data, sizeof data));
+	nz_array_free(a);
+	ASSERT_OK(nz_store_remove(m, "zarr.json"));
+	ASSERT_EQ_INT(nz_store_zarr_format(m), 2); /* no root: the store says v2 */
+	ASSERT_OK(nz_array_open(&a, m, "deep/g/x"));
+	ASSERT_EQ_INT(nz_array_zarr_format(a), 3);
+	ASSERT_OK(nz_array_read_region(a, zero, shape, back, sizeof back));
+	ASSERT_MEM_EQ(back, data, sizeof data);
+	nz_array_free(a);
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, m, "deep/g"));
+	ASSERT_CONTAINS(nz_error_last()->message, "deep/g/zarr.json is a group");
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, m, "deep/nothing"));
+	ASSERT_CONTAINS(nz_error_last()->message, "neither deep/nothing/.zarray nor deep/nothing/zarr.json");
+	nz_store_free(m);
 }
 
 static void version1_opts(void)
@@ -265,7 +357,7 @@ static void version1_opts(void)
 static int exercise(void *unused)
 {
 	uint64_t shape[2] = { 3, 4 }, chunks[2] = { 2, 3 }, zero[2] = { 0, 0 };
-	nz_compressor zstd = { NZ_COMPRESSOR_VERSION, "zstd", NULL, 3, 0, 0 };
+	nz_compressor zstd = { NZ_COMPRESSOR_VERSION, "zstd", NULL, 3, 0, 0, 0};
 	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
 	const char *items[4] = { "a", "bc", "", "\xc3\xa9" };
 	size_t lens[4] = { 1, 2, 0, 2 };
@@ -341,6 +433,8 @@ int main(void)
 	keys_and_formats();
 	nz_store_free(st);
 	version1_opts();
+	checksum_transpose();
+	open_without_root();
 	alloc_failures();
 	printf("ok\n");
 	return 0;
