@@ -57,7 +57,7 @@ int nz__hdmf_init_format(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_c
 {
 	static const nz_compressor dflt2 = NZ_COMPRESSOR_INIT;
 	/* hdmf-zarr 0.14 leaves zarr-python 3's default: zstd level 0. */
-	static const nz_compressor dflt3 = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0};
+	static const nz_compressor dflt3 = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0, 0};
 	int err;
 	memset(h, 0, sizeof *h);
 	nz__alloc_init();

@@ -19,7 +19,7 @@
  * 3's default codecs (vlen-utf8, zstd level 0) and no attributes. */
 static int put_doc3(nz__hdmf *h, const char *path, const char *text)
 {
-	static const nz_compressor zstd = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0};
+	static const nz_compressor zstd = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0, 0};
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
 	size_t len = strlen(text);
 	nz_array *a = NULL;

@@ -32,12 +32,14 @@ tmp.mkdir(parents=True)
 
 VERSION = re.compile(r"^/: attribute 'nwb_version' differs: \"2\.[56]\.0\" vs \"2\.11\.0\" "
                      r"\(the cached schemas in /specifications are not compared\)$")
+ELECTRODES = {
+    "/general/extracellular_ephys/electrodes: attribute 'namespace' differs: \"hdmf-common\" vs \"core\"",
+    "/general/extracellular_ephys/electrodes: attribute 'neurodata_type' differs: "
+    "\"DynamicTable\" vs \"ElectrodesTable\"",
+}
 MIGRATED = {
-    "reference.nwb": {
-        "/general/extracellular_ephys/electrodes: attribute 'namespace' differs: \"hdmf-common\" vs \"core\"",
-        "/general/extracellular_ephys/electrodes: attribute 'neurodata_type' differs: "
-        "\"DynamicTable\" vs \"ElectrodesTable\"",
-    },
+    "reference.nwb": ELECTRODES,
+    "ecephys_units.nwb": ELECTRODES,
     "2.2.0_subject_no_age__reference.nwb": {
         "/general/subject/age: attribute 'reference' is missing in '{src}'",
     },
@@ -62,18 +64,13 @@ for h5 in refs:
     z = tmp / (h5.stem + ".nwb.zarr")
     export014(h5, z)
     rc, lines, err = verify(h5, z)
-    if h5.name == "ecephys_units.nwb" and rc == 1 and "codec 'numcodecs.zlib' is not supported" in err:
-        # 0.14 keeps the source's gzip as numcodecs.zlib, which the Zarr
-        # layer does not read in v3 yet (src/zarr's numcodecs-for-v3 work).
-        print("ecephys_units.nwb: skipped, numcodecs.zlib in v3 is not read yet")
-        continue
     want = {l.format(src=h5) for l in MIGRATED.get(h5.name, set())}
     assert rc == 1, f"{h5.name}: verify exited {rc}: {lines} {err}"
     assert lines and VERSION.match(lines[0]), f"{h5.name}: first difference: {lines[:1]}"
     assert set(lines[1:]) == want and len(lines[1:]) == len(want), f"{h5.name}: {lines[1:]} != {want}"
     assert f"differ in {1 + len(want)} place" in err, err
     checked += 1
-assert checked >= 7, checked
+assert checked == len(refs), checked
 
 # Planted differences, each named; the consolidated copy in the root
 # zarr.json goes stale first (a difference of its own), then is rewritten.
