@@ -349,6 +349,7 @@ void nz_nwb_free(nz_nwb *f)
 	nz__free(f->modules);
 	nz__free(f->groups);
 	nz__free(f->rows);
+	nz__nwb_cols_free(f);
 	nz__free(f->spec_from);
 	nz_store_free(f->store);
 	/* Not closed successfully: an old store set aside comes back. */

@@ -153,6 +153,8 @@ int nz__nwb_write_electrodes(nz_nwb *f)
 					   "including the filter name and frequency cutoffs",
 					   text)) < 0)
 		goto done;
+	if ((err = nz__nwb_write_cols(f, t)) < 0)
+		goto done;
 	err = nz__hdmf_table_end(t, NULL);
 	t = NULL;
 done:
