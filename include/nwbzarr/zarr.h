@@ -107,8 +107,9 @@ typedef struct nz_array_opts {
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
 	 *  NULL = not sharded. Sharded arrays are written whole shards at a
-	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
-	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  time (nz_array_write_shard, nz_array_write_all, for object dtypes
+	 *  nz_array_write_all_vlen); single-chunk writes are NZ_EUNSUPPORTED
+	 *  for them. Index codecs are
 	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
@@ -177,6 +178,14 @@ NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
 /** Release the array (not its store). NULL ok. */
 NZ_EXTERN void nz_array_free(nz_array *array);
+
+/** Whether writes leave out chunks whose every element equals the fill
+ *  value (and remove such a chunk already stored): 1 as zarr-python's
+ *  write_empty_chunks=False does, 0 to store every chunk. nz_array_create
+ *  takes it from opts->skip_empty_chunks; nz_array_open starts at 0, since
+ *  Zarr metadata does not record it. Set it before any write uses the
+ *  array: not thread-safe. */
+NZ_EXTERN void nz_array_set_skip_empty(nz_array *array, int skip);
 
 /* Accessors: no errors, no allocation, safe from any thread (the metadata is
  * immutable); returned pointers are owned by the array and live as long as

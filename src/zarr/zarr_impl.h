@@ -94,6 +94,10 @@ int nz__shard3_get(void **data, size_t *len, const nz_array *a, const uint64_t *
 typedef struct nz__shard_job nz__shard_job;
 int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_index);
 int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len);
+/** The same for an object array: `count` (a full inner chunk of) elements,
+ *  as nz_array_write_chunk_vlen takes them. */
+int nz__shard_put_chunk_vlen(nz__shard_job *j, nz_scratch *s, const char *const *items, const size_t *lens,
+			     size_t count);
 /** The next inner chunk as already-encoded bytes (the inner codecs' output,
  *  stored unchanged); enc NULL leaves its entry empty. Unsharded: the
  *  chunk itself, put (or, for NULL, removed). */

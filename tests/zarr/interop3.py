@@ -89,6 +89,11 @@ def cases():
     add("sh/f8_start", "<f8", [9], [2], comp=COMPS[3], shards=[4], index="start", fill="NaN")
     add("sh/u1_3d", "|u1", [5, 4, 3], [2, 2, 3], comp=None, shards=[4, 4, 3])
     add("sh/b1_one", "|b1", [10], [5], comp=COMPS[4], shards=[10])
+    # sharded object arrays: edge shards, index at the start, 2-D
+    add("sh/utf8", "|O", [7], [2], codec="vlen-utf8", shards=[4], fill="")
+    add("sh/utf8_2d", "|O", [5, 3], [2, 2], codec="vlen-utf8", comp=COMPS[3], shards=[4, 2], fill="",
+        index="start")
+    add("sh/bytes", "|O", [9], [2], codec="vlen-bytes", comp=None, shards=[6], fill="")
     # written by us too now: transpose (also inside shards), checksummed
     # zstd, and numcodecs' codecs as zarr-python 3.4 names them
     # (numcodecs.lz4/zlib/shuffle; zarr-python reads them, TensorStore not)
