@@ -34,6 +34,7 @@
 
 #include "nwbzarr/common.h"
 #include "nwbzarr/engine.h"
+#include "nwbzarr/recording.h"
 #include "nwbzarr/zarr.h"
 
 #ifdef __cplusplus
@@ -219,6 +220,15 @@ NZ_EXTERN int nz_nwb_add_electrodes(nz_nwb *f, const nz_nwb_electrode *e, size_t
 /** Number of electrode rows added so far (no error; 0 for NULL). */
 NZ_EXTERN size_t nz_nwb_electrode_count(const nz_nwb *f);
 
+/** An extra column of the electrodes table, one value per row added so
+ *  far (n must equal nz_nwb_electrode_count; adding rows afterwards makes
+ *  nz_nwb_close fail). dtype "text" (values: const char *const *, UTF-8) or
+ *  "<f8" (const double *). The names the library writes itself (location,
+ *  group, group_name, x, y, z, imp, filtering, id) are NZ_EINVAL. Values
+ *  are copied; all or nothing. */
+NZ_EXTERN int nz_nwb_add_electrode_column(nz_nwb *f, const char *name, const char *description,
+					  const char *dtype, const void *values, size_t n);
+
 /** A ProcessingModule /processing/<name>. */
 NZ_EXTERN int nz_nwb_add_processing_module(nz_nwb *f, const char *name, const char *description);
 
@@ -274,6 +284,32 @@ NZ_EXTERN int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *
 NZ_EXTERN int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *opts,
 				    nz_source *source);
 
+/** Options of nz_nwb_add_recording. */
+typedef struct nz_nwb_recording_opts {
+	unsigned int version;        /**< NZ_NWB_RECORDING_OPTS_VERSION */
+	const char *const *streams;  /**< stream ids to write (recording.h); NULL = all */
+	size_t n_streams;
+	const char *location;        /**< electrode location; NULL = "unknown" */
+	const uint64_t *chunks;      /**< 2 entries for every series; NULL = default */
+	const nz_compressor *compressor; /**< NULL = the file's */
+} nz_nwb_recording_opts;
+
+#define NZ_NWB_RECORDING_OPTS_VERSION 1
+#define NZ_NWB_RECORDING_OPTS_INIT { NZ_NWB_RECORDING_OPTS_VERSION, NULL, 0, NULL, NULL, NULL }
+
+/** Write a whole session (recording.h) as neuroconv lays it out: per probe
+ *  a Device, an ElectrodeGroup per shank and one electrodes row per
+ *  recorded electrode (shared by its AP and LF streams; columns
+ *  channel_name, rel_x, rel_y, shank_ids, electrode_name); per stream an
+ *  ElectricalSeries of its neural channels in volts (conversion, or
+ *  channel_conversion when gains differ), a TimeSeries of a probe's sync
+ *  channels, of NIDQ / ADC analog inputs (volts) and of NIDQ digital words.
+ *  Names and rules: docs/recordings.md. The electrodes table must be empty
+ *  before (NZ_EINVAL); an unknown stream id is NZ_ENOTFOUND naming it and
+ *  the ids there are. Each series' data are written by the engine with
+ *  the file's jobs. */
+NZ_EXTERN int nz_nwb_add_recording(nz_nwb *f, const nz_rec *r, const nz_nwb_recording_opts *o);
+
 /** Finish the file: electrodes table, root datasets and attributes, the
  *  cached schema, then .zmetadata (last). After a failure the directory
  *  has no .zmetadata. Calling anything but nz_nwb_free afterwards is
@@ -304,7 +340,8 @@ NZ_EXTERN int nz_nwb_write_series_part(const char *path, const char *array_path,
  *  create date) used by a resume. */
 #define NZ_INCOMPLETE_MARKER ".nwbzarr-incomplete"
 
-/** 0 when `store` holds a complete file: .zmetadata present and no
+/** 0 when `store` holds a complete file: consolidated metadata present
+ *  (v2 .zmetadata, v3 the root zarr.json's consolidated_metadata) and no
  *  NZ_INCOMPLETE_MARKER. NZ_EINCOMPLETE otherwise, with a message naming
  *  the store and saying why; another negative code when it cannot be read.
  *  Any reader should call it before trusting a store (zarr-python cannot

@@ -36,7 +36,11 @@ typedef enum nz_object_codec {
 	NZ_OBJECT_NONE = 0,  /**< not an object array */
 	NZ_OBJECT_VLEN_UTF8, /**< numcodecs vlen-utf8: each element a UTF-8 string */
 	NZ_OBJECT_VLEN_BYTES,/**< numcodecs vlen-bytes: each element a byte string */
-	NZ_OBJECT_JSON2      /**< numcodecs json2: each element a JSON value */
+	NZ_OBJECT_JSON2,     /**< numcodecs json2: each element a JSON value */
+	/** numcodecs pickle, as hdmf-zarr <= 0.13 writes object arrays: read
+	 *  only (a restricted decoder that runs no code), each element read as
+	 *  JSON text like json2; creating such an array is NZ_EUNSUPPORTED. */
+	NZ_OBJECT_PICKLE
 } nz_object_codec;
 
 /** A compressor choice. Fields a codec does not use are ignored. */
@@ -166,7 +170,7 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
  *  for zarr.json only; a store without a v3 root looks for .zarray, then
  *  for the array's own zarr.json, so an array inside a store another tool
  *  wrote opens by its path). NZ_ENOTFOUND when there is none; NZ_EFORMAT naming the key for malformed metadata;
- *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
+ *  NZ_EUNSUPPORTED for order 'F', unknown codecs, dtypes and
  *  v3 extensions whose must_understand is not false (those with false are
  *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")
  *  open; their chunks are returned in the stored byte order. */
@@ -174,6 +178,14 @@ NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
 /** Release the array (not its store). NULL ok. */
 NZ_EXTERN void nz_array_free(nz_array *array);
+
+/** Whether writes leave out chunks whose every element equals the fill
+ *  value (and remove such a chunk already stored): 1 as zarr-python's
+ *  write_empty_chunks=False does, 0 to store every chunk. nz_array_create
+ *  takes it from opts->skip_empty_chunks; nz_array_open starts at 0, since
+ *  Zarr metadata does not record it. Set it before any write uses the
+ *  array: not thread-safe. */
+NZ_EXTERN void nz_array_set_skip_empty(nz_array *array, int skip);
 
 /* Accessors: no errors, no allocation, safe from any thread (the metadata is
  * immutable); returned pointers are owned by the array and live as long as
@@ -246,6 +258,27 @@ NZ_EXTERN int nz_array_write_shard(nz_array *array, nz_scratch *scratch, const u
 NZ_EXTERN int nz_array_write_chunk_vlen(nz_array *array, nz_scratch *scratch,
 					const uint64_t *chunk_index, const char *const *items,
 					const size_t *lens, size_t count);
+
+/** 1 if chunks of `src` (Zarr v2) can move into `dst` (v3) as their stored
+ *  bytes: same shape, dtype and chunk shape (dst's inner chunks when it is
+ *  sharded), src with no filters and a blosc, zstd or gzip compressor, dst
+ *  with the bytes codec and that same compressor with the same parameters
+ *  (blosc's typesize the itemsize, as v2 has it). 0 if not; a negative
+ *  code (NZ_ENOMEM) on error. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_chunks_reusable(const nz_array *dst, const nz_array *src);
+
+/** Fill write unit `unit_index` of `dst` (a shard, or one chunk when dst is
+ *  unsharded; see nz_array_shards) from `src`, which must have the same
+ *  shape, dtype, fill value and chunk shape (NZ_EINVAL otherwise). When
+ *  nz_array_chunks_reusable, each chunk's stored bytes go into dst
+ *  unchanged (a sharded dst's inner chunk is then the v2 chunk file byte
+ *  for byte) and *reused (NULL ok) counts them; otherwise each chunk is
+ *  decoded and encoded with dst's codecs. Chunks src does not store stay
+ *  empty. A shard is one atomic put (nothing partial on failure). The
+ *  output depends only on src: thread-safe for distinct units, so any
+ *  number of threads gives the same bytes. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_copy_unit(nz_array *dst, const nz_array *src, nz_scratch *scratch,
+				 const uint64_t *unit_index, uint64_t *reused);
 
 /** Read one chunk of a fixed-size dtype into `out` (len = chunk bytes). A
  *  missing chunk reads as the fill value. */

@@ -31,11 +31,15 @@ static const char usage_top[] =
 
 static const char usage_convert[] =
 	"usage: nwbzarr convert RECORDING -o OUT.nwb.zarr [options]\n"
+	"       nwbzarr convert SESSION -o OUT.nwb.zarr [--streams IDS] [options]\n"
 	"\n"
 	"Convert a headerless row-major recording (frames x channels) into an NWB\n"
 	"2.6 file in Zarr (hdmf-zarr layout) with one ElectricalSeries, written in\n"
 	"parallel. A SpikeGLX <name>.meta or an Open Ephys structure.oebin beside\n"
 	"the recording supplies channels, rate and conversion when present.\n"
+	"A SESSION (a SpikeGLX run folder or any .meta of the run; an Open Ephys\n"
+	"folder or structure.oebin) becomes one file with a series per stream,\n"
+	"the probes' electrodes, geometry and gains (docs/recordings.md).\n"
 	"\n"
 	"data:\n"
 	"  -o, --output DIR        output directory (required)\n"
@@ -51,6 +55,8 @@ static const char usage_convert[] =
 	"  --create-date ISO8601, --experimenter NAME, --lab NAME, --institution NAME\n"
 	"  --subject-id ID, --species NAME, --sex S, --age ISO8601-DURATION\n"
 	"  --location AREA         location of the electrodes (default \"unknown\")\n"
+	"  --streams IDS           a session's streams to write, comma-separated\n"
+	"                          (imec0.ap,imec0.lf,nidq; default: all)\n"
 	"  --spec-from FILE        copy the cached NWB schema from this NWB file\n"
 	"                          (HDF5 or Zarr); default: no cached schema\n"
 	"writing:\n"
@@ -242,7 +248,7 @@ static const str_flag str_flags[] = {
 	{"--lab", F(lab), C},                 {"--institution", F(institution), C},
 	{"--subject-id", F(subject_id), C},   {"--species", F(species), C},
 	{"--sex", F(sex), C},                 {"--age", F(age), C},
-	{"--location", F(location), C},
+	{"--location", F(location), C},       {"--streams", F(streams), C},
 };
 #undef F
 

@@ -44,6 +44,7 @@ typedef struct nzc_args {
 	const char *experimenter, *lab, *institution;
 	const char *subject_id, *species, *sex, *age;
 	const char *location;     /**< electrodes' location when no JSON gives one */
+	const char *streams;      /**< convert: comma-separated stream ids of a session */
 	double conversion;        /**< --conversion volts per count; 0 = not given */
 } nzc_args;
 

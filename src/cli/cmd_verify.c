@@ -11,8 +11,10 @@
 
 static const char usage_text[] =
 	"usage: nwbzarr verify SRC DST [-j N] [--max-diffs N] [--quiet] [--json]\n"
-	"  Compare two NWB files (HDF5 .nwb or Zarr directory): every group, dataset\n"
+	"  Compare two NWB files (HDF5 .nwb or Zarr v2/v3 directory): every group, dataset\n"
 	"  value, attribute, link and reference target. Prints each difference.\n"
+	"  Files of different nwb_version differ once there; their cached schemas\n"
+	"  (/specifications) are then not compared.\n"
 	"\n"
 	"  -j, --jobs N        threads comparing chunks, 0..256 (default 0: one per core)\n"
 	"  --max-diffs N       stop reporting after N differences (default 1000)\n"

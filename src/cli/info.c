@@ -16,7 +16,7 @@ static int g_du_chunks_only;
 
 static int du_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
-	if (flag == FTW_F && !(g_du_chunks_only && p[ftw->base] == '.'))
+	if (flag == FTW_F && !(g_du_chunks_only && (p[ftw->base] == '.' || strcmp(p + ftw->base, "zarr.json") == 0)))
 		g_du += (uint64_t)st->st_size;
 	return 0;
 }
@@ -89,7 +89,7 @@ static int collect(const char *key, void *payload)
 	size_t n = strlen(key);
 	const char *leaf = strrchr(key, '/');
 	leaf = leaf ? leaf + 1 : key;
-	if (strcmp(leaf, ".zgroup") != 0 && strcmp(leaf, ".zarray") != 0)
+	if (strcmp(leaf, ".zgroup") != 0 && strcmp(leaf, ".zarray") != 0 && strcmp(leaf, "zarr.json") != 0)
 		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
@@ -145,6 +145,51 @@ static void codec_text(char *buf, size_t cap, const json_t *c)
 	}
 }
 
+/* A v3 codec list as "bytes+zstd(0)"; sharding_indexed shows its inner
+ * codecs (the shard shape has a column of its own). */
+static void codecs3_text(char *buf, size_t cap, const json_t *codecs)
+{
+	size_t i, off = 0;
+	json_t *c;
+	buf[0] = '\0';
+	json_array_foreach(codecs, i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const json_t *cfg = json_object_get(c, "configuration");
+		const char *cname = json_string_value(json_object_get(cfg, "cname"));
+		json_t *lvl = json_object_get(cfg, "clevel");
+		if (!lvl)
+			lvl = json_object_get(cfg, "level");
+		if (off >= cap)
+			break;
+		if (name && strcmp(name, "sharding_indexed") == 0) {
+			codecs3_text(buf + off, cap - off, json_object_get(cfg, "codecs"));
+			off += strlen(buf + off);
+			continue;
+		}
+		if (cname)
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s(%s,%lld)", i ? "+" : "",
+						name ? name : "?", cname, (long long)json_integer_value(lvl));
+		else if (json_is_integer(lvl))
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s(%lld)", i ? "+" : "",
+						name ? name : "?", (long long)json_integer_value(lvl));
+		else
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? "+" : "", name ? name : "?");
+	}
+}
+
+/* The sharding codec of a v3 array (NULL when it is not sharded). */
+static const json_t *sharding(const json_t *meta)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach(json_object_get(meta, "codecs"), i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		if (name && strcmp(name, "sharding_indexed") == 0)
+			return json_object_get(c, "configuration");
+	}
+	return NULL;
+}
+
 static void shape_text(char *buf, size_t cap, const json_t *arr)
 {
 	size_t i, off = 0;
@@ -175,19 +220,36 @@ static void print_json_line(json_t *j)
 	json_decref(j);
 }
 
-static void print_array(const nzc_args *a, nz_store *st, const char *path, int depth)
+/* v2: .zarray + .zattrs; v3: zarr.json (attributes inline). */
+static void print_array(const nzc_args *a, nz_store *st, const char *path, int depth, int v3)
 {
-	json_t *meta = get_json(st, path, ".zarray"), *attrs = get_json(st, path, ".zattrs");
-	char shape[256], chunks[256], comp[128], filt[256] = "", line[1024];
+	json_t *meta = get_json(st, path, v3 ? "zarr.json" : ".zarray");
+	json_t *attrs = v3 ? json_incref(json_object_get(meta, "attributes")) : get_json(st, path, ".zattrs");
+	const json_t *shard = v3 ? sharding(meta) : NULL;
+	const json_t *grid = json_object_get(json_object_get(json_object_get(meta, "chunk_grid"),
+							 "configuration"), "chunk_shape");
+	const json_t *chunk_list = !v3 ? json_object_get(meta, "chunks")
+				   : shard ? json_object_get(shard, "chunk_shape") : grid;
+	char shape[256], chunks[256], shards[256] = "", comp[256], filt[256] = "", line[1024];
 	const char *type = json_string_value(json_object_get(attrs, "neurodata_type"));
-	const char *dt = json_string_value(json_object_get(meta, "dtype"));
+	const json_t *dtj = json_object_get(meta, v3 ? "data_type" : "dtype");
+	const char *dt = json_is_object(dtj) ? json_string_value(json_object_get(dtj, "name"))
+					     : json_string_value(dtj);
 	nz_array *arr = NULL;
 	double raw = 0, stored;
 	size_t i;
 	json_t *f;
 	shape_text(shape, sizeof shape, json_object_get(meta, "shape"));
-	shape_text(chunks, sizeof chunks, json_object_get(meta, "chunks"));
-	codec_text(comp, sizeof comp, json_object_get(meta, "compressor"));
+	shape_text(chunks, sizeof chunks, chunk_list);
+	if (shard) {
+		shape_text(shards, sizeof shards - 8, grid);
+		memmove(shards + 7, shards, strlen(shards) + 1);
+		memcpy(shards, "shards ", 7);
+	}
+	if (v3)
+		codecs3_text(comp, sizeof comp, json_object_get(meta, "codecs"));
+	else
+		codec_text(comp, sizeof comp, json_object_get(meta, "compressor"));
 	json_array_foreach(json_object_get(meta, "filters"), i, f) {
 		char one[64];
 		codec_text(one, sizeof one, f);
@@ -200,7 +262,15 @@ static void print_array(const nzc_args *a, nz_store *st, const char *path, int d
 		nz_array_free(arr);
 	}
 	stored = (double)stored_size(nz_store_describe(st), path);
-	if (a->json) {
+	if (a->json && v3) {
+		json_t *j = json_pack("{s:s+, s:s, s:i, s:O?, s:O?, s:O?, s:O?, s:O?, s:s?, s:f, s:f}",
+				      "path", "/", path, "kind", "array", "zarr_format", 3,
+				      "shape", json_object_get(meta, "shape"), "chunks", chunk_list,
+				      "shards", shard ? grid : NULL, "dtype", dtj,
+				      "codecs", json_object_get(meta, "codecs"), "neurodata_type", type,
+				      "bytes", raw, "stored_bytes", stored);
+		print_json_line(j);
+	} else if (a->json) {
 		json_t *j = json_pack("{s:s+, s:s, s:O?, s:O?, s:s?, s:O?, s:O?, s:s?, s:f, s:f}",
 				      "path", "/", path, "kind", "array", "shape", json_object_get(meta, "shape"),
 				      "chunks", json_object_get(meta, "chunks"), "dtype", dt,
@@ -212,8 +282,8 @@ static void print_array(const nzc_args *a, nz_store *st, const char *path, int d
 		const char *name = strrchr(path, '/');
 		snprintf(line, sizeof line, "%*s%s%s%s%s", depth * 2, "", name ? name + 1 : path,
 			 type ? " [" : "", type ? type : "", type ? "]" : "");
-		printf("%-48s %-14s %-5s chunks %-14s %s%s  ", line, shape, dt ? dt : "?", chunks,
-		       filt, comp);
+		printf("%-48s %-14s %-5s chunks %-14s %s%s%s%s  ", line, shape, dt ? dt : "?", chunks,
+		       shards, *shards ? " " : "", filt, comp);
 		if (raw > 0)
 			printf("%.0f B -> ", raw);
 		printf("%.0f B", stored);
@@ -225,9 +295,10 @@ static void print_array(const nzc_args *a, nz_store *st, const char *path, int d
 	json_decref(attrs);
 }
 
-static void print_group(const nzc_args *a, nz_store *st, const char *p, int depth)
+static void print_group(const nzc_args *a, nz_store *st, const char *p, int depth, int v3)
 {
-	json_t *attrs = get_json(st, p, ".zattrs");
+	json_t *doc = v3 ? get_json(st, p, "zarr.json") : NULL;
+	json_t *attrs = v3 ? json_incref(json_object_get(doc, "attributes")) : get_json(st, p, ".zattrs");
 	const char *type = json_string_value(json_object_get(attrs, "neurodata_type"));
 	const char *name = strrchr(p, '/');
 	if (a->json)
@@ -237,20 +308,29 @@ static void print_group(const nzc_args *a, nz_store *st, const char *p, int dept
 		printf("%*s%s/%s%s%s\n", depth * 2, "", *p ? (name ? name + 1 : p) : "",
 		       type ? " [" : "", type ? type : "", type ? "]" : "");
 	json_decref(attrs);
+	json_decref(doc);
+}
+
+/* A node of the store is a group: v2 has a .zgroup, v3 says so in zarr.json. */
+static int is_group(nz_store *st, const char *p, int v3)
+{
+	json_t *doc = get_json(st, p, v3 ? "zarr.json" : ".zgroup");
+	const char *t = json_string_value(json_object_get(doc, "node_type"));
+	int g = v3 ? t && strcmp(t, "group") == 0 : doc != NULL;
+	json_decref(doc);
+	return g;
 }
 
 /* Every metadata document must hold before anything is printed: a tree
  * drawn from the documents that happen to parse would pass a broken store
  * off as a smaller good one. 0, or 1 after the message naming the key. */
-static int check_store(nz_store *st, const nodes *l)
+static int check_store(nz_store *st, const nodes *l, int v3)
 {
-	char key[4096];
 	if (nz_metadata_check(st) < 0)
 		return nzc_fail();
 	for (size_t i = 0; i < l->n; i++) {
 		nz_array *arr = NULL;
-		snprintf(key, sizeof key, "%s%s.zgroup", l->paths[i], *l->paths[i] ? "/" : "");
-		if (nz_store_exists(st, key) == 1)
+		if (is_group(st, l->paths[i], v3))
 			continue;
 		/* an array: the library's own reader judges its .zarray */
 		if (nz_array_open(&arr, st, l->paths[i]) < 0) {
@@ -267,16 +347,17 @@ int nzc_info(const nzc_args *a)
 {
 	nz_store *st = NULL;
 	nodes l = {0};
-	int depth, complete;
+	int depth, complete, v3;
 	if (nz_store_open_dir(&st, a->input, NZ_STORE_READ) < 0)
 		return nzc_fail();
-	if (nz_store_exists(st, ".zgroup") != 1) {
+	v3 = nz_store_exists(st, "zarr.json") == 1;
+	if (!v3 && nz_store_exists(st, ".zgroup") != 1) {
 		/* Killed right after its marker: incomplete, not foreign. */
 		int ours = nz_store_exists(st, NZ_INCOMPLETE_MARKER) == 1;
 		if (ours && nz_nwb_check_complete(st) < 0)
 			printf("%s\n", nz_error_last()->message);
 		else
-			fprintf(stderr, "nwbzarr: '%s' is not a Zarr group (no .zgroup)\n", a->input);
+			fprintf(stderr, "nwbzarr: '%s' is not a Zarr group (no .zgroup or zarr.json)\n", a->input);
 		nz_store_free(st);
 		return ours ? 3 : 1;
 	}
@@ -285,7 +366,7 @@ int nzc_info(const nzc_args *a)
 		return nzc_fail();
 	}
 	qsort(l.paths, l.n, sizeof *l.paths, cmp);
-	if (check_store(st, &l) != 0) {
+	if (check_store(st, &l, v3) != 0) {
 		for (size_t i = 0; i < l.n; i++)
 			free(l.paths[i]);
 		free(l.paths);
@@ -310,12 +391,10 @@ int nzc_info(const nzc_args *a)
 			depth += *c == '/';
 		if (*p)
 			depth++;
-		json_t *zg = get_json(st, p, ".zgroup");
-		if (zg)
-			print_group(a, st, p, depth);
+		if (is_group(st, p, v3))
+			print_group(a, st, p, depth, v3);
 		else
-			print_array(a, st, p, depth);
-		json_decref(zg);
+			print_array(a, st, p, depth, v3);
 		free(l.paths[i]);
 	}
 	free(l.paths);

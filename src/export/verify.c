@@ -26,13 +26,18 @@ typedef struct vside {
 	nz__h5file *f;
 	nz_store *store;
 	nz__xmodel m;
-	char meta_diff[NZ_ERROR_MSG_MAX]; /* .zmetadata disagreeing with the documents */
+	char meta_diff[NZ_ERROR_MSG_MAX]; /* consolidated metadata disagreeing with the documents */
+	const char *meta_key;             /* where it is: .zmetadata (v2) or the root zarr.json (v3) */
 } vside;
 
 typedef struct vctx {
 	vside a, b;
 	nz_verify_opts o;
 	uint64_t ndiff;
+	/* Files of different nwb_version: each caches the schema it was written
+	 * with (pynwb's export re-caches its own), so that group is not
+	 * compared; set to its path then. */
+	char schema_skip[1024];
 } vctx;
 
 typedef struct vreader {
@@ -55,7 +60,7 @@ static void diff(vctx *v, const char *path, const char *fmt, ...)
 	v->o.report(path, msg, v->o.report_ctx);
 }
 
-static int open_side(vside *s, const char *path)
+static int open_side(vside *s, const char *path, int nwb)
 {
 	struct stat sb;
 	int err;
@@ -72,6 +77,7 @@ static int open_side(vside *s, const char *path)
 		/* What readers of .zmetadata see must be what is compared: a
 		 * document that does not parse stops verify, a consolidated copy
 		 * that disagrees is a difference like any other. */
+		s->meta_key = nz_store_zarr_format(s->store) == 3 ? "/zarr.json" : "/.zmetadata";
 		if ((err = nz_metadata_check(s->store)) == NZ_EMISMATCH)
 			snprintf(s->meta_diff, sizeof s->meta_diff, "%s", nz_error_last()->message);
 		else if (err < 0)
@@ -81,7 +87,7 @@ static int open_side(vside *s, const char *path)
 	} else if ((err = nz__h5_open(&s->f, path)) < 0 || (err = nz__h5_walk(&s->m, s->f)) < 0) {
 		return err;
 	}
-	return nz__xmodel_check_nwb(&s->m, path);
+	return nwb ? nz__xmodel_check_nwb(&s->m, path) : nz__xmodel_check_links(&s->m, path);
 }
 
 static void close_side(vside *s)
@@ -130,6 +136,8 @@ static void compare_attrs(vctx *v, const char *path, const json_t *x, const json
 	char sx[256], sy[256];
 	json_object_foreach((json_t *)x, k, xv) {
 		json_t *yv = json_object_get(y, k);
+		if (v->schema_skip[0] && strcmp(path, "/") == 0 && strcmp(k, "nwb_version") == 0)
+			continue; /* reported once by schema_versions */
 		if (!yv) {
 			diff(v, path, "attribute '%s' is missing in '%s'", k, v->b.path);
 		} else if (!nz__xjson_same(xv, yv)) {
@@ -139,7 +147,8 @@ static void compare_attrs(vctx *v, const char *path, const json_t *x, const json
 		}
 	}
 	json_object_foreach((json_t *)y, k, xv)
-		if (!json_object_get(x, k))
+		if (!json_object_get(x, k) &&
+		    !(v->schema_skip[0] && strcmp(path, "/") == 0 && strcmp(k, "nwb_version") == 0))
 			diff(v, path, "attribute '%s' is missing in '%s'", k, v->a.path);
 }
 
@@ -342,6 +351,23 @@ static void shape_text(char *buf, size_t cap, const nz__xnode *n)
 		snprintf(buf + len, cap - len, ")");
 }
 
+/* The files of two external links agree when they are named alike, or
+ * when one is the other's export ("other.nwb" and "../other.nwb.zarr"). */
+static int same_link_file(const char *a, const char *b)
+{
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	size_t la, lb;
+	if (strcmp(a, b) == 0)
+		return 1;
+	ba = ba ? ba + 1 : a;
+	bb = bb ? bb + 1 : b;
+	la = strlen(ba);
+	lb = strlen(bb);
+	if (la > lb)
+		return same_link_file(b, a);
+	return lb == la + 5 && strncmp(ba, bb, la) == 0 && strcmp(bb + la, ".zarr") == 0;
+}
+
 static int compare_node(vctx *v, const nz__xnode *x, const nz__xnode *y)
 {
 	char sx[256], sy[256];
@@ -353,7 +379,7 @@ static int compare_node(vctx *v, const nz__xnode *x, const nz__xnode *y)
 	}
 	if (x->kind == NZ__X_SOFTLINK || x->kind == NZ__X_EXTLINK) {
 		if (strcmp(x->link_target, y->link_target) != 0 ||
-		    (x->link_file && strcmp(x->link_file, y->link_file) != 0))
+		    (x->link_file && !same_link_file(x->link_file, y->link_file)))
 			diff(v, x->path, "link target differs: %s%s%s vs %s%s%s",
 			     x->link_file ? x->link_file : "", x->link_file ? ":" : "", x->link_target,
 			     y->link_file ? y->link_file : "", y->link_file ? ":" : "", y->link_target);
@@ -403,6 +429,33 @@ static int report_progress(vctx *v, nz_progress *p, const nz__xnode *x, double t
 	return 0;
 }
 
+/* Two files of different nwb_version differ once, there, not once per
+ * document of the two cached schemas. */
+static void schema_versions(vctx *v)
+{
+	const nz__xnode *x = nz__xmodel_find(&v->a.m, "/"), *y = nz__xmodel_find(&v->b.m, "/");
+	const json_t *vx = x ? json_object_get(x->attrs, "nwb_version") : NULL;
+	const json_t *vy = y ? json_object_get(y->attrs, "nwb_version") : NULL;
+	const json_t *loc = x ? json_object_get(json_object_get(json_object_get(x->attrs, ".specloc"),
+								 "value"), "path") : NULL;
+	char sx[256], sy[256];
+	if (!vx || !vy || nz__xjson_same(vx, vy))
+		return;
+	snprintf(v->schema_skip, sizeof v->schema_skip, "%s",
+		 json_is_string(loc) ? json_string_value(loc) : "/specifications");
+	nz__xjson_show(sx, sizeof sx, vx);
+	nz__xjson_show(sy, sizeof sy, vy);
+	diff(v, "/", "attribute 'nwb_version' differs: %s vs %s (the cached schemas in %s are not compared)",
+	     sx, sy, v->schema_skip);
+}
+
+static int schema_node(const vctx *v, const nz__xnode *n)
+{
+	size_t len = strlen(v->schema_skip);
+	return n && len && strncmp(n->path, v->schema_skip, len) == 0 &&
+	       (n->path[len] == '\0' || n->path[len] == '/');
+}
+
 static int compare_models(vctx *v)
 {
 	size_t i = 0, j = 0;
@@ -418,6 +471,15 @@ static int compare_models(vctx *v)
 		const nz__xnode *x = i < v->a.m.count ? &v->a.m.nodes[i] : NULL;
 		const nz__xnode *y = j < v->b.m.count ? &v->b.m.nodes[j] : NULL;
 		int c = !x ? 1 : !y ? -1 : strcmp(x->path, y->path);
+		if (c <= 0 && schema_node(v, x)) {
+			i++;
+			j += c == 0;
+			continue;
+		}
+		if (c > 0 && schema_node(v, y)) {
+			j++;
+			continue;
+		}
 		if (c < 0) {
 			diff(v, x->path, "%s is missing in '%s'", kind_name(x->kind), v->b.path);
 			i++;
@@ -437,6 +499,11 @@ static int compare_models(vctx *v)
 }
 
 int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts)
+{
+	return nz__verify_files(ndiff, a, b, opts, 1);
+}
+
+int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int nwb)
 {
 	static const nz_verify_opts dflt = NZ_VERIFY_OPTS_INIT;
 	vctx v;
@@ -460,12 +527,13 @@ int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opt
 	if (!v.o.max_diffs)
 		v.o.max_diffs = 1000;
 	nz__alloc_init();
-	if ((err = open_side(&v.a, a)) < 0 || (err = open_side(&v.b, b)) < 0)
+	if ((err = open_side(&v.a, a, nwb)) < 0 || (err = open_side(&v.b, b, nwb)) < 0)
 		goto done;
 	if (v.a.meta_diff[0])
-		diff(&v, "/.zmetadata", "%s", v.a.meta_diff);
+		diff(&v, v.a.meta_key, "%s", v.a.meta_diff);
 	if (v.b.meta_diff[0])
-		diff(&v, "/.zmetadata", "%s", v.b.meta_diff);
+		diff(&v, v.b.meta_key, "%s", v.b.meta_diff);
+	schema_versions(&v);
 	if ((err = compare_models(&v)) < 0)
 		goto done;
 	if (v.ndiff)

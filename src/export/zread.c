@@ -1,4 +1,5 @@
 /* Values of an NWB Zarr array in the normalised form of model.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "export/zread.h"
@@ -79,7 +80,9 @@ static int read_objects(nz_array *a, const nz__xnode *n, unsigned char *out, uin
 {
 	uint64_t grid[NZ_MAX_DIMS], ci[NZ_MAX_DIMS] = { 0 };
 	const uint64_t *shape = nz_array_shape(a), *chunks = nz_array_chunks(a);
-	int nd = nz_array_ndim(a), d, err = 0, text = nz_array_object_codec(a) != NZ_OBJECT_JSON2;
+	int nd = nz_array_ndim(a), d, err = 0;
+	/* json2 and pickle elements are JSON values; vlen ones text. */
+	int text = nz_array_object_codec(a) == NZ_OBJECT_VLEN_UTF8 || nz_array_object_codec(a) == NZ_OBJECT_VLEN_BYTES;
 	uint64_t filled = 0;
 
 	if (!total)
@@ -131,6 +134,104 @@ static int read_objects(nz_array *a, const nz__xnode *n, unsigned char *out, uin
 	return 0;
 }
 
+/* UTF-32LE text of at most n code points (NUL ends it early) as UTF-8. */
+static int put_utf32(unsigned char *dst, const unsigned char *src, size_t n, const char *path)
+{
+	char *u = nz__malloc(4 * n + 1);
+	size_t len = 0, i;
+	if (!u)
+		return nz__error_set(NZ_ENOMEM, "'%s': out of memory", path);
+	for (i = 0; i < n; i++) {
+		uint32_t c = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 |
+			     (uint32_t)src[4 * i + 2] << 16 | (uint32_t)src[4 * i + 3] << 24;
+		if (!c)
+			break;
+		if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+			nz__free(u);
+			return nz__error_set(NZ_EFORMAT, "'%s': text field holds U+%X, not a character",
+					     path, (unsigned)c);
+		}
+		if (c < 0x80) {
+			u[len++] = (char)c;
+		} else if (c < 0x800) {
+			u[len++] = (char)(0xC0 | c >> 6);
+			u[len++] = (char)(0x80 | (c & 0x3F));
+		} else if (c < 0x10000) {
+			u[len++] = (char)(0xE0 | c >> 12);
+			u[len++] = (char)(0x80 | ((c >> 6) & 0x3F));
+			u[len++] = (char)(0x80 | (c & 0x3F));
+		} else {
+			u[len++] = (char)(0xF0 | c >> 18);
+			u[len++] = (char)(0x80 | ((c >> 12) & 0x3F));
+			u[len++] = (char)(0x80 | ((c >> 6) & 0x3F));
+			u[len++] = (char)(0x80 | (c & 0x3F));
+		}
+	}
+	u[len] = '\0';
+	memcpy(dst, &u, sizeof u);
+	return 0;
+}
+
+/* A struct holding text fields ('<Un', '|Sn': hdmf-zarr 0.14's compounds of
+ * references) is stored in numpy's packed layout; each element is spread
+ * into the normalised form field by field. */
+static int read_struct(nz_array *a, const nz__xnode *n, const uint64_t *start, const uint64_t *count,
+		       unsigned char *out, size_t total)
+{
+	const nz__xtype *t = &n->type;
+	size_t item = nz_array_itemsize(a), bytes, e, f, roff[64], rsize[64];
+	char kind[64];
+	const char *dt = nz_array_dtype(a);
+	unsigned char *tmp = NULL;
+	json_t *list = NULL;
+	int err;
+
+	if ((err = nz__json_parse(&list, dt, strlen(dt), n->path, 0)) < 0)
+		return err;
+	if (json_array_size(list) != t->nfields || t->nfields > 64) {
+		err = nz__error_set(NZ_EFORMAT, "'%s': struct has %zu fields, expected %zu", n->path,
+				    json_array_size(list), t->nfields);
+		goto done;
+	}
+	for (f = 0, bytes = 0; f < t->nfields; f++) {
+		const char *fd = json_string_value(json_array_get(json_array_get(list, f), 1));
+		kind[f] = fd && strlen(fd) > 2 ? fd[1] : '?';
+		rsize[f] = kind[f] == '?' ? 0 : (size_t)strtoul(fd + 2, NULL, 10) * (kind[f] == 'U' ? 4 : 1);
+		roff[f] = bytes;
+		bytes += rsize[f];
+	}
+	if (bytes != item) {
+		err = nz__error_set(NZ_EFORMAT, "'%s': struct fields take %zu bytes, items %zu", n->path,
+				    bytes, item);
+		goto done;
+	}
+	if (nz__mul_size(&bytes, total, item) < 0 || !(tmp = nz__malloc(bytes ? bytes : 1))) {
+		err = nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
+		goto done;
+	}
+	memset(out, 0, total * t->size);
+	if (total && (err = nz_array_read_region(a, start, count, tmp, bytes)) < 0)
+		goto done;
+	for (e = 0; e < total && !err; e++) {
+		for (f = 0; f < t->nfields && !err; f++) {
+			const unsigned char *src = tmp + e * item + roff[f];
+			unsigned char *dst = out + e * t->size + t->fields[f].offset;
+			if (!nz__xtype_has_pointers(&t->fields[f].type))
+				memcpy(dst, src, t->fields[f].type.size);
+			else if (kind[f] == 'U')
+				err = put_utf32(dst, src, rsize[f] / 4, n->path);
+			else
+				err = put_text(dst, (const char *)src, strnlen((const char *)src, rsize[f]), n->path);
+		}
+	}
+	if (err < 0)
+		nz__xvalues_free(t, out, total);
+done:
+	nz__free(tmp);
+	json_decref(list);
+	return err;
+}
+
 int nz__z_read(nz_array *a, const nz__xnode *n, const uint64_t *start, const uint64_t *count,
 	       void *out, size_t len)
 {
@@ -153,6 +254,8 @@ int nz__z_read(nz_array *a, const nz__xnode *n, const uint64_t *start, const uin
 			nz__xvalues_free(&n->type, out, (size_t)total);
 		return err;
 	}
+	if (n->type.cls == NZ__XT_COMPOUND && nz__xtype_has_pointers(&n->type))
+		return read_struct(a, n, start, count, out, (size_t)total);
 	if (n->type.cls == NZ__XT_STRING) { /* '|Sn': fixed-length bytes */
 		size_t w = n->type.fixed_len, i, bytes;
 		unsigned char *tmp;

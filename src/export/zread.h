@@ -7,7 +7,8 @@
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
 
-/** Every group, array, attribute and zarr_link of `store` (sorted). Scalars
+/** Every group, array, attribute and link of `store` (sorted), in either
+ *  layout: v2 (hdmf-zarr <= 0.13, ours) or v3 (hdmf-zarr 0.14, zwalk3.c). v2 scalars
  *  (zarr_dtype "scalar", shape [1]) get ndim 0; "zarr_dtype" and
  *  "zarr_link" are not kept as attributes; the root's ".specloc" name
  *  becomes the reference HDF5 holds. */

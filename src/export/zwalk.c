@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "export/zread.h"
+#include "export/zwalk_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -51,7 +52,9 @@ static int parse_simple(nz__xtype *t, const char *s)
 	case 'f': t->cls = NZ__XT_FLOAT; break;
 	case 'b': t->cls = NZ__XT_BOOL; break;
 	case 'S':
+	case 'U': /* numpy's UTF-32 text, Zarr v3's fixed_length_utf32 */
 		t->cls = NZ__XT_STRING;
+		t->utf8 = kind == 'U';
 		t->fixed_len = size;
 		t->size = sizeof(char *);
 		break;
@@ -118,7 +121,7 @@ static int object_type(nz__xtype *t, nz_object_codec codec, const json_t *zd, co
 	return 0;
 }
 
-static int array_type(nz__xtype *t, nz_array *a, const json_t *zd, const char *path)
+int nz__z_array_type(nz__xtype *t, nz_array *a, const json_t *zd, const char *path)
 {
 	const char *dt = nz_array_dtype(a);
 	json_t *list = NULL;
@@ -128,7 +131,7 @@ static int array_type(nz__xtype *t, nz_array *a, const json_t *zd, const char *p
 	if (nz_array_object_codec(a) != NZ_OBJECT_NONE)
 		return object_type(t, nz_array_object_codec(a), zd, path);
 	if (dt[0] != '[') {
-		if (parse_simple(t, dt) < 0)
+		if (dt[1] == 'U' || parse_simple(t, dt) < 0)
 			return nz__error_set(NZ_EUNSUPPORTED, "'%s': dtype '%s' is not supported by verify", path, dt);
 		return 0;
 	}
@@ -146,7 +149,7 @@ static int array_type(nz__xtype *t, nz_array *a, const json_t *zd, const char *p
 		const char *fdt = json_string_value(json_array_get(f, 1));
 		t->nfields = i + 1;
 		if (!name || !fdt || parse_simple(&t->fields[i].type, fdt) < 0 ||
-		    t->fields[i].type.cls == NZ__XT_STRING || !(t->fields[i].name = nz__strdup(name))) {
+		    !(t->fields[i].name = nz__strdup(name))) {
 			err = nz__error_set(NZ_EUNSUPPORTED, "'%s': structured dtype %s is not supported", path, dt);
 			goto done;
 		}
@@ -161,7 +164,7 @@ done:
 
 /* hdmf-zarr's root ".specloc" is the plain name of the specs group; the
  * model holds it as the reference HDF5 stores. */
-static int fix_specloc(json_t *attrs)
+int nz__z_fix_specloc(json_t *attrs)
 {
 	json_t *v = json_object_get(attrs, ".specloc");
 	char path[1024];
@@ -174,7 +177,7 @@ static int fix_specloc(json_t *attrs)
 	return 0;
 }
 
-static int add_links(nz__xmodel *m, const char *group, const json_t *list)
+int nz__z_add_links(nz__xmodel *m, const char *group, const json_t *list)
 {
 	size_t i;
 	for (i = 0; i < json_array_size(list); i++) {
@@ -222,17 +225,17 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *key)
 		goto done;
 	if (!is_array) {
 		n.kind = NZ__X_GROUP;
-		if ((err = add_links(m, n.path, json_object_get(n.attrs, "zarr_link"))) < 0)
+		if ((err = nz__z_add_links(m, n.path, json_object_get(n.attrs, "zarr_link"))) < 0)
 			goto done;
 		json_object_del(n.attrs, "zarr_link");
-		if (strcmp(n.path, "/") == 0 && (err = fix_specloc(n.attrs)) < 0)
+		if (strcmp(n.path, "/") == 0 && (err = nz__z_fix_specloc(n.attrs)) < 0)
 			goto done;
 	} else {
 		n.kind = NZ__X_DATASET;
 		if ((err = nz_array_open(&a, store, spath)) < 0)
 			goto done;
 		zd = json_object_get(n.attrs, "zarr_dtype");
-		if ((err = array_type(&n.type, a, zd, n.path)) < 0)
+		if ((err = nz__z_array_type(&n.type, a, zd, n.path)) < 0)
 			goto done;
 		n.ndim = nz_array_ndim(a);
 		for (d = 0; d < n.ndim; d++) {
@@ -245,6 +248,9 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *key)
 			n.ndim = 0;
 		}
 		json_object_del(n.attrs, "zarr_dtype");
+		/* xarray's dimension names, which hdmf-zarr 0.13 adds to every
+		 * array: Zarr bookkeeping, not an NWB attribute. */
+		json_object_del(n.attrs, "_ARRAY_DIMENSIONS");
 	}
 	err = nz__xmodel_add(m, &n);
 done:
@@ -258,7 +264,7 @@ done:
 
 /* Sorts the model; a zarr_link named like a child of its group (or any two
  * objects at one path) would make every lookup of that path ambiguous. */
-static int unique_paths(nz__xmodel *m)
+int nz__z_unique_paths(nz__xmodel *m)
 {
 	nz__xmodel_sort(m);
 	for (size_t i = 1; i < m->count; i++)
@@ -275,6 +281,12 @@ int nz__z_walk(nz__xmodel *out, nz_store *store)
 	int err;
 
 	memset(out, 0, sizeof *out);
+	if ((err = nz_store_zarr_format(store)) < 0)
+		goto done;
+	if (err == 3) {
+		err = nz__z_walk3(out, store);
+		goto done;
+	}
 	if ((err = nz_store_list(store, "", key_cb, &k)) < 0)
 		goto done;
 	for (i = 0; i < k.n && !err; i++)
@@ -282,7 +294,7 @@ int nz__z_walk(nz__xmodel *out, nz_store *store)
 	if (!err && !k.n)
 		err = nz__error_set(NZ_EFORMAT, "'%s' holds no Zarr group", nz_store_describe(store));
 	if (!err)
-		err = unique_paths(out);
+		err = nz__z_unique_paths(out);
 done:
 	for (i = 0; i < k.n; i++)
 		nz__free(k.v[i]);

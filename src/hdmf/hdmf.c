@@ -1,6 +1,7 @@
 /* hdmf-zarr conventions: object ids, typed attributes, references, links and
  * the small datasets hdmf writes from memory. See hdmf.h. */
 #include "hdmf/hdmf.h"
+#include "hdmf/hdmf3.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,27 +52,56 @@ int nz__hdmf_uuid4(nz__hdmf *h, char out[NZ_HDMF_OID_LEN])
 	return 0;
 }
 
-int nz__hdmf_init(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor)
+int nz__hdmf_init_format(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor,
+			 int zarr_format)
 {
-	static const nz_compressor dflt = NZ_COMPRESSOR_INIT;
+	static const nz_compressor dflt2 = NZ_COMPRESSOR_INIT;
+	/* hdmf-zarr 0.14 leaves zarr-python 3's default: zstd level 0. */
+	static const nz_compressor dflt3 = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0, 0};
+	int err;
 	memset(h, 0, sizeof *h);
+	nz__alloc_init();
+	if (zarr_format != 0 && zarr_format != 2 && zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "zarr_format %d (2 or 3)", zarr_format);
+	if (zarr_format == 0 && !store)
+		zarr_format = 2; /* a context that only draws ids */
+	if (zarr_format == 0 && (zarr_format = nz_store_zarr_format(store)) < 0)
+		return zarr_format;
+	if (zarr_format == 3 && (err = nz_root_create(store, 3)) < 0)
+		return err;
 	h->store = store;
-	h->compressor = compressor ? *compressor : dflt;
+	h->zarr_format = zarr_format;
+	h->compressor = compressor ? *compressor : zarr_format == 3 ? dflt3 : dflt2;
 	h->seeded = seed != 0;
 	h->rng = seed;
-	nz__alloc_init();
 	return nz__hdmf_uuid4(h, h->root_oid);
+}
+
+int nz__hdmf_init(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor)
+{
+	return nz__hdmf_init_format(h, store, seed, compressor, 0);
+}
+
+/* The attributes as given (v2) or in hdmf-zarr 0.14's form (v3). */
+static int attrs_put(nz__hdmf *h, const char *path, const json_t *attrs, int convert)
+{
+	json_t *v3 = NULL;
+	char *text = NULL;
+	int err = 0;
+	if (convert && h->zarr_format == 3 && (err = nz__hdmf3_attrs(&v3, attrs, path)) < 0)
+		return err;
+	if ((err = nz__json_dumps(&text, v3 ? v3 : attrs, NZ_JSON_COMPACT)) < 0)
+		err = nz__error_wrap("attributes of '/%s'", path);
+	else
+		err = nz_attrs_write(h->store, path, text);
+	nz__free(text);
+	json_decref(v3);
+	return err;
 }
 
 int nz__hdmf_attrs_write(nz__hdmf *h, const char *path, const json_t *attrs)
 {
-	char *text = NULL;
-	int err = nz__json_dumps(&text, attrs, NZ_JSON_COMPACT);
-	if (err < 0)
-		return nz__error_wrap("attributes of '/%s'", path);
-	err = nz_attrs_write(h->store, path, text);
-	nz__free(text);
-	return err;
+	return attrs_put(h, path, attrs, 1);
 }
 
 static int oom(const char *what)
@@ -153,6 +183,49 @@ static const char *fill_for(const char *dtype)
 	}
 }
 
+/* zarr-python 3's fill values as hdmf-zarr 0.14 leaves them. */
+static const char *fill3_for(const char *dtype)
+{
+	return dtype[1] == 'O' ? "\"\"" : fill_for(dtype);
+}
+
+/* The v3 array of `d` (see hdmf.h): json2 and vlen-bytes become text, a
+ * "scalar" becomes 0-d, attributes in hdmf-zarr 0.14's form. */
+static int dset_create3(nz_array **out, nz__hdmf *h, const char *path, const nz__hdmf_dset *d)
+{
+	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
+	uint64_t chunks[NZ_MAX_DIMS];
+	int scalar = d->zarr_dtype && strcmp(d->zarr_dtype, "scalar") == 0;
+	json_t *attrs = NULL;
+	nz_array *a = NULL;
+	int err = 0;
+
+	if (scalar && (d->ndim != 1 || d->shape[0] != 1))
+		return nz__error_set(NZ_EINVAL, "dataset '/%s': a scalar must have shape [1]", path);
+	for (int i = 0; i < d->ndim; i++)
+		chunks[i] = d->chunks ? d->chunks[i] : (d->shape[i] ? d->shape[i] : 1);
+	ao.zarr_format = 3;
+	ao.dtype = d->dtype;
+	ao.ndim = scalar ? 0 : d->ndim;
+	ao.shape = d->shape;
+	ao.chunks = scalar ? NULL : chunks;
+	ao.fill_value_json = fill3_for(d->dtype);
+	ao.compressor = d->compressor ? d->compressor : &h->compressor;
+	ao.object_codec = d->object_codec == NZ_OBJECT_NONE ? NZ_OBJECT_NONE : NZ_OBJECT_VLEN_UTF8;
+	if ((err = nz_array_create(&a, h->store, path, &ao)) < 0 ||
+	    (err = nz__hdmf3_dset_attrs(&attrs, h, path, d, ao.ndim)) < 0 ||
+	    (err = attrs_put(h, path, attrs, 0)) < 0)
+		goto done;
+	if (out) {
+		*out = a;
+		a = NULL;
+	}
+done:
+	json_decref(attrs);
+	nz_array_free(a);
+	return err;
+}
+
 int nz__hdmf_dset_create(nz_array **out, nz__hdmf *h, const char *path, const nz__hdmf_dset *d)
 {
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
@@ -163,6 +236,8 @@ int nz__hdmf_dset_create(nz_array **out, nz__hdmf *h, const char *path, const nz
 
 	if (d->ndim < 1 || d->ndim > NZ_MAX_DIMS || !d->dtype || strlen(d->dtype) < 2)
 		return nz__error_set(NZ_EINVAL, "dataset '/%s': bad dtype or rank", path);
+	if (h->zarr_format == 3)
+		return dset_create3(out, h, path, d);
 	for (int i = 0; i < d->ndim; i++)
 		chunks[i] = d->chunks ? d->chunks[i] : (d->shape[i] ? d->shape[i] : 1);
 	ao.dtype = d->dtype;
@@ -281,7 +356,17 @@ int nz__hdmf_ref_list(nz__hdmf *h, const char *path, json_t *const *refs, size_t
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if ((err = nz__json_dumps(&texts[i], refs[i], NZ_JSON_COMPACT)) < 0)
+		/* v3: hdmf-zarr 0.14 stores only the target's path. */
+		const char *p = json_string_value(json_object_get(refs[i], "path"));
+		if (h->zarr_format == 3 && !p) {
+			err = nz__error_set(NZ_EINVAL, "dataset '/%s': reference %zu has no text 'path'", path, i);
+			goto done;
+		}
+		if (h->zarr_format == 3 && !(texts[i] = nz__strdup(p))) {
+			err = oom(path);
+			goto done;
+		}
+		if (h->zarr_format != 3 && (err = nz__json_dumps(&texts[i], refs[i], NZ_JSON_COMPACT)) < 0)
 			goto done;
 		lens[i] = strlen(texts[i]);
 	}
@@ -297,6 +382,12 @@ done:
 
 int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, const int64_t *rows,
 		    size_t n, const char *table_path, const char *table_oid)
+{
+	return nz__hdmf_region_dim(h, path, description, rows, n, table_path, table_oid, "num_rows");
+}
+
+int nz__hdmf_region_dim(nz__hdmf *h, const char *path, const char *description, const int64_t *rows,
+			size_t n, const char *table_path, const char *table_oid, const char *dim)
 {
 	nz__hdmf_dset d = {0};
 	uint64_t shape[1] = {n};
@@ -314,6 +405,7 @@ int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, cons
 	d.ns = "hdmf-common";
 	d.type = "DynamicTableRegion";
 	d.attrs = attrs;
+	d.dims = &dim;
 	err = nz__hdmf_dset_write(h, path, &d, rows, n * sizeof *rows);
 done:
 	json_decref(attrs);

@@ -12,6 +12,23 @@
  * pickle) so non-Python readers can decode them; hdmf-zarr reads both.
  * docs/format.md ("HDMF/NWB mapping") gives the full table.
  *
+ * Zarr v3: when the store's hierarchy is v3 (decided at nz__hdmf_init, see
+ * zarr_format), every writer here writes hdmf-zarr 0.14's layout instead:
+ * links as "_LINKS" [{source, path, name}] (first among the group's
+ * attributes), attribute references as {"_REFERENCE": {source, path}},
+ * every dataset carries "_DTYPE" (numpy's type name, "str" for text,
+ * "object_reference" for references, none for compounds) and, when
+ * d->dims is given, "_ARRAY_DIMENSIONS"; text (vlen-utf8 and vlen-bytes
+ * alike) is a v3 "string" array with fill ""; reference datasets are
+ * "string" arrays of the targets' absolute paths; "scalar" datasets are
+ * 0-d arrays; the cached schema documents are 0-d strings. Small datasets
+ * use zstd level 0 (hdmf-zarr 0.14's default) unless a compressor is
+ * given. Callers keep passing attributes in the v2 form above (zarr_link
+ * lists from nz__hdmf_add_link, {"value": ref, "zarr_dtype": "object"}
+ * from nz__hdmf_set_ref_attr or built by hand, zarr_dtype keys); the
+ * layer converts them on write, so they need no knowledge of the format.
+ * v2 output is unchanged by all this.
+ *
  * This layer knows HDMF (typed objects, tables, references, the cached
  * schema) but nothing of NWB; src/nwb and src/export build on it.
  *
@@ -46,6 +63,7 @@ typedef struct nz__hdmf {
 	uint64_t rng;             /**< seeded generator state (seeded != 0) */
 	int seeded;               /**< 0: ids from getrandom(), else from rng */
 	char root_oid[NZ_HDMF_OID_LEN]; /**< object_id of "/" (source_object_id of refs) */
+	int zarr_format;          /**< 2: hdmf-zarr 0.6's layout; 3: hdmf-zarr 0.14's */
 } nz__hdmf;
 
 /** Prepare a context on `store`. seed 0 = random object ids (getrandom);
@@ -53,6 +71,14 @@ typedef struct nz__hdmf {
  *  reproducible files and tests). compressor NULL = NZ_COMPRESSOR_INIT. The
  *  root object id is drawn first. Nothing is written. */
 int nz__hdmf_init(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor);
+
+/** nz__hdmf_init in an explicit format: zarr_format 0 = the store's
+ *  hierarchy (nz_store_zarr_format: v3 if its root is, else v2, which is
+ *  what nz__hdmf_init does); 2 = v2; 3 = v3, creating the v3 root group
+ *  now when there is none (nz_root_create; a v2 root is NZ_EINVAL).
+ *  compressor NULL = NZ_COMPRESSOR_INIT for v2, zstd level 0 for v3. */
+int nz__hdmf_init_format(nz__hdmf *h, nz_store *store, uint64_t seed, const nz_compressor *compressor,
+			 int zarr_format);
 
 /** Draw the next UUID4 ("xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx"). */
 int nz__hdmf_uuid4(nz__hdmf *h, char out[NZ_HDMF_OID_LEN]);
@@ -109,6 +135,9 @@ typedef struct nz__hdmf_dset {
 	const char *oid;            /**< object id to use (typed only); NULL = draw */
 	char *oid_out;              /**< receives the id (NZ_HDMF_OID_LEN), may be NULL */
 	const json_t *attrs;        /**< extra attributes, may be NULL */
+	/** v3 only: ndim dimension labels for _ARRAY_DIMENSIONS (hdmf's from
+	 *  the spec's dims, e.g. "num_times"); NULL = none. Ignored in v2. */
+	const char *const *dims;
 } nz__hdmf_dset;
 
 /** Create the array at `path` with its .zarray and .zattrs (zarr_dtype,
@@ -121,6 +150,12 @@ int nz__hdmf_dset_create(nz_array **out, nz__hdmf *h, const char *path, const nz
 /** Write a dense fixed-size dataset in one go (small data from memory). */
 int nz__hdmf_dset_write(nz__hdmf *h, const char *path, const nz__hdmf_dset *d, const void *data,
 			size_t len);
+
+/* v3 (see the top of this file): dset_create writes d->dtype's v3 data
+ * type, a "scalar" zarr_dtype (shape [1]) becomes a 0-d array, a json2
+ * array becomes a "string" array of paths (_DTYPE "object_reference") that
+ * the caller fills with the targets' absolute paths, vlen-bytes becomes
+ * vlen-utf8 text. */
 
 /** Write a 1-D text dataset of `n` strings ('|O'; codec vlen-utf8 or
  *  vlen-bytes). zarr_dtype defaults to "str" (utf8) / "bytes". */
@@ -191,6 +226,11 @@ void nz__hdmf_table_free(nz__hdmf_table *t);
  *  ElectricalSeries' electrodes): n int64 rows, typed hdmf-common. */
 int nz__hdmf_region(nz__hdmf *h, const char *path, const char *description, const int64_t *rows,
 		    size_t n, const char *table_path, const char *table_oid);
+
+/** nz__hdmf_region with the v3 dimension label `dim` (hdmf's "num_rows"
+ *  standalone, "dim0" as a table's column). */
+int nz__hdmf_region_dim(nz__hdmf *h, const char *path, const char *description, const int64_t *rows,
+			size_t n, const char *table_path, const char *table_oid, const char *dim);
 
 /* ---- cached schema --------------------------------------------------- */
 

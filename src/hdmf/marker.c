@@ -65,13 +65,34 @@ int nz__hdmf_marker_finish(nz_store *store)
 	return 0;
 }
 
+/* 1 if the store's metadata is consolidated: v2 .zmetadata, v3 the root
+ * zarr.json's consolidated_metadata (written last, as .zmetadata is). */
+static int consolidated(nz_store *store)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	json_t *doc = NULL;
+	int err;
+	if ((err = nz_store_exists(store, "zarr.json")) <= 0)
+		return err < 0 ? err : nz_store_exists(store, ".zmetadata");
+	if ((err = nz_store_get(store, "zarr.json", &buf, &len)) < 0 ||
+	    (err = nz__json_parse(&doc, buf, len, "zarr.json", 0)) < 0) {
+		nz__free(buf);
+		return err;
+	}
+	err = json_is_object(json_object_get(doc, "consolidated_metadata"));
+	json_decref(doc);
+	nz__free(buf);
+	return err;
+}
+
 int nz_nwb_check_complete(nz_store *store)
 {
 	int marker, meta;
 	if (!store)
 		return nz__error_set(NZ_EINVAL, "nz_nwb_check_complete: NULL store");
 	if ((marker = nz_store_exists(store, NZ_INCOMPLETE_MARKER)) < 0 ||
-	    (meta = nz_store_exists(store, ".zmetadata")) < 0)
+	    (meta = consolidated(store)) < 0)
 		return marker < 0 ? marker : meta;
 	if (marker)
 		return nz__error_set(NZ_EINCOMPLETE, "'%s' is INCOMPLETE: its writer was interrupted "

@@ -15,6 +15,26 @@
 #include "util/h5lock.h"
 #include "util/json.h"
 
+/* hdmf-zarr 0.14: a 0-d "string" array holding the text itself, zarr-python
+ * 3's default codecs (vlen-utf8, zstd level 0) and no attributes. */
+static int put_doc3(nz__hdmf *h, const char *path, const char *text)
+{
+	static const nz_compressor zstd = {NZ_COMPRESSOR_VERSION, "zstd", NULL, 0, 0, 0, 0};
+	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
+	size_t len = strlen(text);
+	nz_array *a = NULL;
+	int err;
+	ao.zarr_format = 3;
+	ao.dtype = "|O";
+	ao.object_codec = NZ_OBJECT_VLEN_UTF8;
+	ao.fill_value_json = "\"\"";
+	ao.compressor = &zstd;
+	if ((err = nz_array_create(&a, h->store, path, &ao)) == 0)
+		err = nz_array_write_all_vlen(a, &text, &len, 1);
+	nz_array_free(a);
+	return err;
+}
+
 /* Write one document (the text of a JSON schema file) at specifications/rel. */
 static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 {
@@ -37,6 +57,10 @@ static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 		err = nz__alloc_failures() != failures
 			      ? nz__error_set(NZ_ENOMEM, "out of memory copying specification '%s'", rel)
 			      : nz__error_set(NZ_EFORMAT, "specification '%s' is not valid UTF-8 text", rel);
+		goto done;
+	}
+	if (h->zarr_format == 3) {
+		err = put_doc3(h, path, text);
 		goto done;
 	}
 	if ((err = nz__json_dumps(&elem, s, NZ_JSON_COMPACT)) < 0)

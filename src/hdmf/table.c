@@ -22,9 +22,10 @@ int nz__hdmf_table_begin(nz__hdmf_table **out, nz__hdmf *h, const char *path, co
 	nz__hdmf_table *t = nz__calloc(1, sizeof *t);
 	int err = 0;
 	*out = NULL;
+	/* hdmf's order (v3 keeps it; v2 sorts the keys anyway). */
 	if (!t || !(t->path = nz__strdup(path)) || !(t->attrs = json_object()) ||
-	    json_object_set_new(t->attrs, "colnames", json_array()) != 0 ||
-	    json_object_set_new(t->attrs, "description", json_string(description)) != 0) {
+	    json_object_set_new(t->attrs, "description", json_string(description)) != 0 ||
+	    json_object_set_new(t->attrs, "colnames", json_array()) != 0) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory starting table '/%s'", path);
 		goto done;
 	}
@@ -68,6 +69,7 @@ static int col_path(char *buf, size_t cap, const nz__hdmf_table *t, const char *
 typedef struct col {
 	char path[1024];
 	uint64_t shape[1];
+	const char *dims[1]; /* hdmf's label from the spec's dims */
 	nz__hdmf_dset d;
 	json_t *attrs;
 } col;
@@ -88,6 +90,8 @@ static int col_begin(col *c, nz__hdmf_table *t, const char *name, const char *de
 		return nz__error_set(NZ_ENOMEM, "out of memory adding column '%s' to '/%s'", name,
 				     t->path);
 	c->shape[0] = len;
+	c->dims[0] = strcmp(type, "VectorData") == 0 ? "dim0" : "num_rows";
+	c->d.dims = c->dims;
 	c->d.ndim = 1;
 	c->d.shape = c->shape;
 	c->d.ns = "hdmf-common";
@@ -178,8 +182,8 @@ int nz__hdmf_table_col_region(nz__hdmf_table *t, const char *name, const char *d
 		return err;
 	if (json_array_append_new(json_object_get(t->attrs, "colnames"), json_string(name)) != 0)
 		return nz__error_set(NZ_ENOMEM, "out of memory adding column '%s'", name);
-	return nz__hdmf_region(t->h, path, description, rows, (size_t)t->nrows, table_path,
-			       table_oid);
+	return nz__hdmf_region_dim(t->h, path, description, rows, (size_t)t->nrows, table_path,
+				   table_oid, "dim0");
 }
 
 int nz__hdmf_table_end(nz__hdmf_table *t, const int64_t *ids)

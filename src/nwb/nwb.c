@@ -349,6 +349,7 @@ void nz_nwb_free(nz_nwb *f)
 	nz__free(f->modules);
 	nz__free(f->groups);
 	nz__free(f->rows);
+	nz__nwb_cols_free(f);
 	nz__free(f->spec_from);
 	nz_store_free(f->store);
 	/* Not closed successfully: an old store set aside comes back. */
@@ -513,13 +514,12 @@ done:
 
 /* ---- close --------------------------------------------------------------- */
 
-int nz_nwb_close(nz_nwb *f)
+/* Everything of the file but its series data and the finish: the
+ * electrodes table, the root's attributes, the cached schema. */
+int nz__nwb_write_static(nz_nwb *f)
 {
 	json_t *root = NULL;
 	int err;
-	if ((err = nz__nwb_check_open(f, "close")) < 0)
-		return err;
-	f->closed = 1;
 	if (f->n_rows && (err = nz__nwb_write_electrodes(f)) < 0)
 		goto done;
 	root = json_pack("{s:s, s:s}", "nwb_version", NZ_NWB_VERSION, "namespace", "core");
@@ -531,18 +531,31 @@ int nz_nwb_close(nz_nwb *f)
 		goto done;
 	if (f->spec_from && (err = nz__hdmf_copy_specs(&f->h, f->spec_from, root)) < 0)
 		goto done;
-	/* .zmetadata last, and only once everything else is in place: its
-	 * presence is what marks the file complete. */
-	if ((err = nz__hdmf_attrs_write(&f->h, "", root)) < 0 ||
-	    (!f->skip_finalise && (err = nz_consolidate(f->store)) < 0) ||
-	    (err = f->skip_finalise ? nz_store_sync(f->store)
-				    : nz__hdmf_marker_finish(f->store)) < 0)
-		goto done;
-	/* The new file is in place: only now does the old one go. */
-	err = nz__replace_commit(&f->replace);
+	err = nz__hdmf_attrs_write(&f->h, "", root);
 done:
 	json_decref(root);
-	if (err < 0)
+	return err;
+}
+
+/* .zmetadata last, and only once everything else is in place: its
+ * presence is what marks the file complete. */
+int nz__nwb_finish(nz_nwb *f)
+{
+	int err;
+	if ((!f->skip_finalise && (err = nz_consolidate(f->store)) < 0) ||
+	    (err = f->skip_finalise ? nz_store_sync(f->store) : nz__hdmf_marker_finish(f->store)) < 0)
+		return err;
+	/* The new file is in place: only now does the old one go. */
+	return nz__replace_commit(&f->replace);
+}
+
+int nz_nwb_close(nz_nwb *f)
+{
+	int err;
+	if ((err = nz__nwb_check_open(f, "close")) < 0)
+		return err;
+	f->closed = 1;
+	if ((err = nz__nwb_write_static(f)) < 0 || (err = nz__nwb_finish(f)) < 0)
 		nz__error_wrap("finishing '%s'", f->path);
 	return err;
 }

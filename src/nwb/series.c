@@ -153,6 +153,8 @@ int nz__nwb_write_electrodes(nz_nwb *f)
 					   "including the filter name and frequency cutoffs",
 					   text)) < 0)
 		goto done;
+	if ((err = nz__nwb_write_cols(f, t)) < 0)
+		goto done;
 	err = nz__hdmf_table_end(t, NULL);
 	t = NULL;
 done:
@@ -200,8 +202,9 @@ static int check_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src, 
 	if (ndim < 1 || ndim > 2)
 		return nz__error_set(NZ_EINVAL, "series '%s': data must be 1-D or 2-D, not %d-D",
 				     o->name, ndim);
-	if (o->n_timestamps ? o->n_timestamps != shape[0] || !o->timestamps
-			    : !(o->rate > 0) || !isfinite(o->rate))
+	if (f->grow_timestamps ? shape[0] != 0 || o->n_timestamps
+	    : o->n_timestamps ? o->n_timestamps != shape[0] || !o->timestamps
+			      : !(o->rate > 0) || !isfinite(o->rate))
 		return nz__error_set(NZ_EINVAL, "series '%s': needs rate > 0 or one timestamp per "
 				     "frame (%llu frames, %zu timestamps)", o->name,
 				     (unsigned long long)shape[0], o->n_timestamps);
@@ -278,13 +281,24 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 	    (!f->skip_series_data && (err = nz__nwb_write_data(f, a, src)) < 0))
 		goto done;
 
-	if (o->n_timestamps) {
+	if (o->n_timestamps || f->grow_timestamps) {
 		if (!(ta = json_pack("{s:i, s:s}", "interval", 1, "unit", "seconds"))) {
 			err = nz__error_set(NZ_ENOMEM, "out of memory writing timestamps");
 			goto done;
 		}
 		snprintf(path, sizeof path, "%s/timestamps", parent);
-		err = write_1d(f, path, "<f8", "float64", o->timestamps, o->n_timestamps, ta);
+		if (f->grow_timestamps) { /* a recording's: empty, grown in chunks */
+			memset(&d, 0, sizeof d);
+			d.dtype = "<f8";
+			d.zarr_dtype = "float64";
+			d.ndim = 1;
+			d.shape = &(uint64_t){0};
+			d.chunks = &f->grow_timestamps;
+			d.attrs = ta;
+			err = nz__hdmf_dset_create(NULL, &f->h, path, &d);
+		} else {
+			err = write_1d(f, path, "<f8", "float64", o->timestamps, o->n_timestamps, ta);
+		}
 	} else {
 		if (!(ta = json_pack("{s:f, s:s}", "rate", o->rate, "unit", "seconds"))) {
 			err = nz__error_set(NZ_ENOMEM, "out of memory writing starting_time");

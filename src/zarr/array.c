@@ -114,6 +114,8 @@ static int check_opts(const nz_array_opts *o, const char *path)
 			return nz__error_set(NZ_EINVAL, "array '%s': chunks[%d] is 0", path, i);
 	if ((strcmp(o->dtype, "|O") == 0) != (o->object_codec != NZ_OBJECT_NONE))
 		return nz__error_set(NZ_EINVAL, "array '%s': dtype '|O' and an object codec go together", path);
+	if (o->object_codec == NZ_OBJECT_PICKLE)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': the pickle object codec is read only", path);
 	if (o->dimension_separator && o->dimension_separator != '.' && o->dimension_separator != '/')
 		return nz__error_set(NZ_EINVAL, "array '%s': dimension_separator must be '.' or '/'", path);
 	return 0;
@@ -242,6 +244,11 @@ int nz_array_open(nz_array **out, nz_store *store, const char *path)
 	nz__free(key);
 	nz__free(key3);
 	return err;
+}
+
+void nz_array_set_skip_empty(nz_array *a, int skip)
+{
+	a->skip_empty = skip != 0;
 }
 
 void nz_array_free(nz_array *a)

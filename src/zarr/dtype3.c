@@ -149,8 +149,9 @@ int nz__dtype3_json(json_t **out, const nz__dtype *dt, nz_object_codec oc, const
 	size_t i;
 	*out = NULL;
 	if (dt->kind == 'O') {
-		if (oc == NZ_OBJECT_JSON2)
-			return nz__error_set(NZ_EUNSUPPORTED, "%s: the json2 object codec has no Zarr v3 data type", what);
+		if (oc == NZ_OBJECT_JSON2 || oc == NZ_OBJECT_PICKLE)
+			return nz__error_set(NZ_EUNSUPPORTED, "%s: the %s object codec has no Zarr v3 data type", what,
+					     oc == NZ_OBJECT_JSON2 ? "json2" : "pickle");
 		*out = json_string(oc == NZ_OBJECT_VLEN_UTF8 ? "string" : "variable_length_bytes");
 	} else if (dt->kind == 'V') {
 		if (!(fields = json_array()))

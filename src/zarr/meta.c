@@ -127,6 +127,25 @@ int nz__array_sizes(nz_array *a, const char *what)
 	return 0;
 }
 
+/* 1 if the first filter is pickle and `dtype` a structured dtype with an
+ * '|O' field: hdmf-zarr <= 0.13 stores compounds holding references so,
+ * each row one pickled tuple. Such an array is read as an object array
+ * whose elements are the rows (JSON lists, as json2 compounds read). */
+static int pickled_rows(const json_t *meta)
+{
+	const json_t *dt = json_object_get(meta, "dtype");
+	const char *id = json_string_value(json_object_get(json_array_get(json_object_get(meta, "filters"), 0), "id"));
+	size_t i;
+	if (!json_is_array(dt) || !id || strcmp(id, "pickle") != 0)
+		return 0;
+	for (i = 0; i < json_array_size(dt); i++) {
+		const char *t = json_string_value(json_array_get(json_array_get(dt, i), 1));
+		if (t && strcmp(t, "|O") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Everything except codecs: shape, chunks, dtype, fill, order, sizes. */
 static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 {
@@ -166,7 +185,14 @@ static int parse_layout(nz_array *a, const json_t *meta, const char *what)
 	v = json_object_get(meta, "dtype");
 	if (!v)
 		return nz__error_set(NZ_EFORMAT, "%s: missing key 'dtype'", what);
-	if ((err = nz__dtype_parse(&a->dtype, v, what)) < 0)
+	if (pickled_rows(meta)) {
+		json_t *obj = json_string("|O");
+		err = obj ? nz__dtype_parse(&a->dtype, obj, what) : nz__error_set(NZ_ENOMEM, "out of memory reading %s", what);
+		json_decref(obj);
+	} else {
+		err = nz__dtype_parse(&a->dtype, v, what);
+	}
+	if (err < 0)
 		return err;
 	if ((err = nz__array_sizes(a, what)) < 0)
 		return err;

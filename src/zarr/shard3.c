@@ -182,6 +182,16 @@ static int put_encoded(nz__shard_job *j, nz_scratch *s, const void *data, size_t
 	return err;
 }
 
+int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len)
+{
+	int in;
+	if (!j->a->sharded)
+		return nz__chunk_store(j->a, j->first, enc, len);
+	if ((in = next_inner(j)) <= 0 || !enc)
+		return in;
+	return nz__shard_writer_put(j->w, j->pos - 1, enc, len);
+}
+
 int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
 {
 	nz_array *a = j->a;

@@ -1,4 +1,5 @@
-/* Object codecs, byte-compatible with numcodecs 0.11:
+/* Object codecs, byte-compatible with numcodecs 0.11 (pickle: read only,
+ * pickle.c):
  *   vlen-utf8 / vlen-bytes: u32 count, then per item u32 length + bytes
  *     (little-endian), items in C order;
  *   json2: json.dumps(chunk.tolist() + ["|O", [shape]] (items nested by shape),
@@ -10,6 +11,7 @@
 #include "util/error.h"
 #include "util/utf8.h"
 #include "util/json.h"
+#include "zarr/pickle.h"
 #include "zarr/zarr_impl.h"
 
 /* nz_vlen plus the one buffer its items point into. */
@@ -41,9 +43,11 @@ int nz__vlen_codec_parse(nz_object_codec *out, const json_t *config, const char 
 		*out = NZ_OBJECT_VLEN_BYTES;
 	else if (strcmp(id, "json2") == 0)
 		*out = NZ_OBJECT_JSON2;
+	else if (strcmp(id, "pickle") == 0)
+		*out = NZ_OBJECT_PICKLE;
 	else
 		return nz__error_set(NZ_EUNSUPPORTED, "%s: object codec '%s' is not supported "
-				     "(vlen-utf8, vlen-bytes, json2)", what, id);
+				     "(vlen-utf8, vlen-bytes, json2, pickle to read)", what, id);
 	return 0;
 }
 
@@ -111,6 +115,8 @@ int nz__vlen_encode(nz_buf *b, const nz_array *a, const char *const *items, cons
 	int err;
 	if (a->ocodec == NZ_OBJECT_JSON2)
 		return json2_encode(b, a, items, lens);
+	if (a->ocodec == NZ_OBJECT_PICKLE)
+		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': the pickle object codec is read only", a->path);
 	if (count > UINT32_MAX)
 		return nz__error_set(NZ_EINVAL, "array '%s': %zu elements do not fit vlen's u32 count", a->path, count);
 	if ((err = put_u32(b, count)) < 0)
@@ -290,21 +296,46 @@ done:
 	return err;
 }
 
+/* Each element of the decoded pickle as compact JSON text, as json2 gives. */
+static int pickle_decode(vlen_impl *v, const void *data, size_t len, const nz_array *a)
+{
+	char what[300];
+	json_t *items = NULL;
+	nz_buf tmp = { 0 };
+	size_t i;
+	int err;
+	snprintf(what, sizeof what, "array '%s'", a->path);
+	if ((err = nz__pickle_decode(&items, data, len, a->chunks, a->ndim, what)) < 0)
+		return err;
+	for (i = 0; i < v->pub.count && !err; i++) {
+		tmp.len = 0;
+		if ((err = nz__json_emit(&tmp, json_array_get(items, i), NZ_JSON_COMPACT)) == 0)
+			err = vlen_add(v, i, tmp.data, tmp.len);
+	}
+	nz__buf_free(&tmp);
+	json_decref(items);
+	return err;
+}
+
 int nz__vlen_decode(nz_vlen **out, const nz_array *a, const void *data, size_t len)
 {
 	vlen_impl *v = NULL;
+	int json2 = a->ocodec == NZ_OBJECT_JSON2, pickle = a->ocodec == NZ_OBJECT_PICKLE;
 	int err;
 	*out = NULL;
-	if (a->ocodec != NZ_OBJECT_JSON2 && (err = vlen_check_count(data, len, a)) < 0)
+	if (!json2 && !pickle && (err = vlen_check_count(data, len, a)) < 0)
 		return err;
-	/* json2 text spends at least 2 bytes per element ("0,"). */
-	if (a->ocodec == NZ_OBJECT_JSON2 && len / 2 < a->chunk_nelems)
-		return nz__error_set(NZ_EFORMAT, "array '%s': json2 chunk of %zu bytes cannot hold %zu elements",
-				     a->path, len, a->chunk_nelems);
+	/* json2 text spends at least 2 bytes per element ("0,"), a pickle one
+	 * (an opcode): no bookkeeping for elements the bytes cannot hold. */
+	if ((json2 && len / 2 < a->chunk_nelems) || (pickle && len < a->chunk_nelems))
+		return nz__error_set(NZ_EFORMAT, "array '%s': %s chunk of %zu bytes cannot hold %zu elements",
+				     a->path, json2 ? "json2" : "pickle", len, a->chunk_nelems);
 	if ((err = vlen_new(&v, a->chunk_nelems)) < 0)
 		return err;
-	if (a->ocodec == NZ_OBJECT_JSON2)
+	if (json2)
 		err = json2_decode(v, data, len, a);
+	else if (pickle)
+		err = pickle_decode(v, data, len, a);
 	else
 		err = vlen_decode_bytes(v, data, len, a);
 	if (err < 0) {

@@ -65,8 +65,8 @@ static void bad_documents(void)
 			   "\"compressor\": [], \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}",
 	       "'compressor' must be an object or null");
 	expect(NZ_EUNSUPPORTED, "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"|O\", \"fill_value\": 0, "
-				"\"compressor\": null, \"filters\": [{\"id\": \"pickle\"}], \"order\": \"C\", \"zarr_format\": 2}",
-	       "object codec 'pickle' is not supported");
+				"\"compressor\": null, \"filters\": [{\"id\": \"msgpack2\"}], \"order\": \"C\", \"zarr_format\": 2}",
+	       "object codec 'msgpack2' is not supported");
 	expect(NZ_EFORMAT, "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"|O\", \"fill_value\": 0, " GOOD_TAIL "}",
 	       "needs an object codec");
 	expect(NZ_EFORMAT, "{\"shape\": [2], \"chunks\": [2], \"dtype\": \"<i4\", \"fill_value\": 0, "

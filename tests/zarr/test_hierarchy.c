@@ -228,7 +228,7 @@ static int open_both(const char *path, int is_array, void *payload)
 	rx = nz_hierarchy_array_open(&x, c->h, path);
 	ry = nz_array_open(&y, c->s, path);
 	ASSERT_EQ_INT(rx, ry);
-	if (rx == NZ_EUNSUPPORTED) {
+	if (rx == NZ_EUNSUPPORTED) { /* the same refusal both ways */
 		c->pickle++;
 		return 0;
 	}
@@ -266,11 +266,10 @@ static void reference_stores(void)
 		nz_store_free(c.s);
 	}
 	closedir(d);
-	printf("%d reference arrays opened through .zmetadata, %d pickle arrays refused both ways\n", c.arrays,
-	       c.pickle);
+	printf("%d reference arrays opened through .zmetadata, %d refused both ways\n", c.arrays, c.pickle);
 	/* (hdmf-zarr <= 0.13 writes specifications/ after consolidating: those
 	 * arrays are in no .zmetadata, here as for zarr-python) */
-	ASSERT(c.arrays > 150 && c.pickle > 50);
+	ASSERT(c.arrays > 200); /* (pickle arrays open now: counted when refused) */
 }
 
 int main(void)
