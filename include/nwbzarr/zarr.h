@@ -334,6 +334,42 @@ NZ_EXTERN int nz_consolidate(nz_store *store);
  *  nodes' documents (NZ_EMISMATCH otherwise). */
 NZ_EXTERN int nz_metadata_check(nz_store *store);
 
+/** A hierarchy opened for reading through its consolidated metadata. */
+typedef struct nz_hierarchy nz_hierarchy;
+
+/** Open the hierarchy of `store` for reading (borrows `store`, which must
+ *  outlive it): the root's document is read once, and when it holds
+ *  consolidated metadata (v3: the root zarr.json's inline
+ *  consolidated_metadata; v2: .zmetadata), the nz_hierarchy_* opens below
+ *  are served from that copy without reading any other document, as
+ *  zarr-python 3.4's open_group does. Like zarr-python, the copy is
+ *  trusted: a node changed after consolidating opens as consolidated, one
+ *  added after it is NZ_ENOTFOUND; nz_metadata_check (verify) is what
+ *  compares the copy with the documents. Without consolidated metadata
+ *  every call falls through to the store functions (nz_array_open, ...).
+ *  Errors: NZ_EFORMAT for a root document or a consolidated block that is
+ *  malformed, naming the store and key. Immutable once open: its
+ *  functions may run on many threads at once. */
+NZ_EXTERN int nz_hierarchy_open(nz_hierarchy **out, nz_store *store);
+/** NULL ok. Arrays opened through it stay valid (they borrow the store). */
+NZ_EXTERN void nz_hierarchy_free(nz_hierarchy *h);
+/** 1 if opens are served from consolidated metadata, 0 if not. */
+NZ_EXTERN int nz_hierarchy_consolidated(const nz_hierarchy *h);
+/** 2 or 3, as nz_store_zarr_format. */
+NZ_EXTERN int nz_hierarchy_zarr_format(const nz_hierarchy *h);
+/** nz_array_open, from the consolidated copy of the array's document. */
+NZ_EXTERN int nz_hierarchy_array_open(nz_array **out, nz_hierarchy *h, const char *path);
+/** nz_group_exists, from the consolidated copy. */
+NZ_EXTERN int nz_hierarchy_group_exists(nz_hierarchy *h, const char *path);
+/** nz_attrs_read, from the consolidated copy ("{}" when none). */
+NZ_EXTERN int nz_hierarchy_attrs_read(char **out, nz_hierarchy *h, const char *path);
+/** Called once per node; non-zero stops the walk and is returned. */
+typedef int (*nz_hierarchy_member_cb)(const char *path, int is_array, void *payload);
+/** Every node the consolidated metadata lists except the root, in its
+ *  order (no store listing: an object store need not list). NZ_EINVAL
+ *  when the hierarchy is not consolidated. */
+NZ_EXTERN int nz_hierarchy_members(nz_hierarchy *h, nz_hierarchy_member_cb cb, void *payload);
+
 #ifdef __cplusplus
 }
 #endif

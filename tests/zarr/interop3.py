@@ -11,7 +11,8 @@ zarr.json bytes.
 2. zarr-python writes py/, the C tool writes c/ (zarr_interop write), both
    consolidated.
 3. zarr-python and TensorStore read c/ and check every value; the C tool
-   reads py/ (zarr_interop check), and also arrays zarr-python wrote with
+   reads py/ (zarr_interop check, every array opened through zarr-python's
+   consolidated metadata: nz_hierarchy), and also arrays zarr-python wrote with
    codecs nwbzarr never writes (transpose, checksummed zstd, crc32c).
 4. Every zarr.json of c/ equals py/'s byte for byte.
 
@@ -263,6 +264,7 @@ def write_py_only(root):
     z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
                        compressors=[ZstdCodec(level=1), Crc32cCodec()])
     z[...] = make_data(extra[2])
+    zarr.consolidate_metadata(root)  # the C tool opens every array through it
     return extra
 
 
