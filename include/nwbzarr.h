@@ -10,5 +10,6 @@
 #include "nwbzarr/recording.h"
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/export.h"
+#include "nwbzarr/record.h"
 
 #endif

@@ -34,6 +34,9 @@ static const char usage_text[] =
 	"  --json              print a JSON summary on stdout (also --stats, its old name)\n"
 	"  -h, --help          this text\n"
 	"\n"
+	"A file an HDF5 external link leads into is exported too, beside OUT as\n"
+	"<its name>.zarr, and the link names that store (\"../<name>.zarr\").\n"
+	"\n"
 	"exit status: 0 success, 1 failure, 2 usage error.\n";
 
 static int bad_usage(const char *msg)

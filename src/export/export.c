@@ -34,6 +34,8 @@ typedef struct xctx {
 	int resume;                 /* store compares metadata; chunks kept */
 	nz_nwb_resume_info resumed; /* what the resume found */
 	nz__replace replace;        /* an overwritten old store, kept until the end */
+	const nz__xlinks *plan;     /* the stores of this export (extlink.c) */
+	size_t self;                /* this file's entry in plan */
 } xctx;
 
 static double now_s(void)
@@ -58,7 +60,9 @@ char *nz__x_model_oid(void *ctx, const char *path)
 /* Collect the zarr_link entries of each group. */
 static int collect_links(xctx *x)
 {
+	char *source = NULL;
 	size_t i;
+	int err;
 	for (i = 0; i < x->m.count; i++) {
 		const nz__xnode *n = &x->m.nodes[i];
 		const char *slash;
@@ -78,14 +82,16 @@ static int collect_links(xctx *x)
 				list = NULL;
 		}
 		nz__free(parent);
-		/* An external link keeps its file name as written in HDF5 as the
-		 * zarr_link source (docs/format.md, "Export from HDF5"). */
-		entry = json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
-				  n->kind == NZ__X_EXTLINK ? n->link_file : ".");
-		if (!list) {
-			json_decref(entry);
+		/* An external link names the export of its file, beside ours
+		 * (docs/format.md, "External links"). */
+		if (!list)
 			return nz__error_set(NZ_ENOMEM, "out of memory");
-		}
+		if (n->kind == NZ__X_EXTLINK && (err = nz__xlinks_source(&source, x->plan, x->self, n)) < 0)
+			return err;
+		entry = json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
+				  source ? source : ".");
+		nz__free(source);
+		source = NULL;
 		if (!entry || json_array_append_new(list, entry) < 0) /* append_new takes entry */
 			return nz__error_set(NZ_ENOMEM, "out of memory");
 	}
@@ -506,15 +512,51 @@ static int open_dst(xctx *x, const char *src, const char *dst)
 	return err;
 }
 
-int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
+static int export_file(const char *src, const char *dst, const nz_export_opts *opts,
+		       const nz__xlinks *plan, size_t self);
+
+/* A store of the plan that a resumed export finished already: kept. */
+static int linked_done(const char *dst)
+{
+	nz_store *st = NULL;
+	int done = nz_store_open_dir(&st, dst, NZ_STORE_READ) == 0 && nz_nwb_check_complete(st) == 0;
+	nz_store_free(st);
+	return done;
+}
+
+/* The files the source links into, each exported as the source is (its
+ * own stats and checks; it need not be NWB), before the source. */
+static int export_linked(const xctx *x)
+{
+	nz_export_opts o = x->o;
+	size_t i;
+	int err;
+	if (x->plan->n > 1 && x->o.phase != NZ_EXPORT_ALL)
+		return nz__error_set(NZ_EUNSUPPORTED, "'%s' has external links: export it with one "
+				     "process", x->plan->v[0].real);
+	o.stats = NULL;
+	for (i = 1; i < x->plan->n; i++) {
+		if (x->plan->v[i].keep || (o.resume && linked_done(x->plan->v[i].dst)))
+			continue;
+		if ((err = export_file(x->plan->v[i].real, x->plan->v[i].dst, &o, x->plan, i)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+static int export_file(const char *src, const char *dst, const nz_export_opts *opts,
+		       const nz__xlinks *plan, size_t self)
 {
 	static const nz_export_opts dflt = NZ_EXPORT_OPTS_INIT;
+	nz__xlinks own = { 0 };
 	xctx x;
 	double t0 = now_s();
 	int err;
 
 	memset(&x, 0, sizeof x);
 	x.o = opts ? *opts : dflt;
+	x.plan = plan;
+	x.self = self;
 	if (!src || !dst)
 		return nz__error_set(NZ_EINVAL, "export: source and destination are required");
 	if (x.o.version != NZ_EXPORT_OPTS_VERSION && x.o.version != 1)
@@ -522,8 +564,17 @@ int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
 	nz__alloc_init();
 	if ((err = nz__h5_open(&x.f, src)) < 0)
 		goto done;
-	if ((err = nz__h5_walk(&x.m, x.f)) < 0 || (err = nz__xmodel_check_nwb(&x.m, src)) < 0)
+	if ((err = nz__h5_walk(&x.m, x.f)) < 0 ||
+	    (err = plan ? nz__xmodel_check_links(&x.m, src) : nz__xmodel_check_nwb(&x.m, src)) < 0)
 		goto done;
+	if (!plan) {
+		/* Every linked file opened and checked before any output. */
+		if ((err = nz__xlinks_plan(&own, src, dst, &x.m, &x.o)) < 0)
+			goto done;
+		x.plan = &own;
+		if ((err = export_linked(&x)) < 0)
+			goto done;
+	}
 	if (x.o.phase == NZ_EXPORT_DATA) {
 		/* Into the store a METADATA export made: nothing to prepare. */
 		if ((err = nz_store_open_dir(&x.store, dst, NZ_STORE_WRITE)) < 0 ||
@@ -561,7 +612,13 @@ done:
 	nz__xmodel_clear(&x.m);
 	nz_store_free(x.store);
 	nz__h5_close(x.f);
+	nz__xlinks_clear(&own);
 	if (err < 0)
 		return nz__error_wrap("export '%s' -> '%s'", src, dst);
 	return 0;
+}
+
+int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts)
+{
+	return export_file(src, dst, opts, NULL, 0);
 }

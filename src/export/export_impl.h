@@ -10,4 +10,34 @@
  *  attribute of the node at `path`, or NULL. */
 char *nz__x_model_oid(void *ctx, const char *path);
 
+/** nz_verify; nwb 0 = the files need not be NWB (a file an external link
+ *  leads into), only their links must lead somewhere. */
+int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int nwb);
+
+/** The stores an export writes (extlink.c): v[0] the source file and the
+ *  output; then each HDF5 file that an external link leads into (from the
+ *  source or from another linked file), by real path, and its export beside
+ *  the output ("<folder of dst>/<file name>.zarr"). */
+typedef struct nz__xlinks {
+	struct nz__xlinked {
+		char *real; /**< real path of the HDF5 file */
+		char *dst;  /**< its Zarr store */
+		int keep;   /**< 1 = dst is a complete, verified export of it: kept */
+	} *v;
+	size_t n, cap;
+} nz__xlinks;
+
+/** Plan the export of `src` (walked: `m`) into `dst`: every linked file
+ *  opened, walked and its links checked; two linked files of one name, a
+ *  link into a file that cannot be opened, or (without overwrite or
+ *  resume) a linked store that exists already and is not a complete export
+ *  equal to its file (nz_verify) are errors naming them. Nothing is
+ *  written. */
+int nz__xlinks_plan(nz__xlinks *l, const char *src, const char *dst, const nz__xmodel *m,
+		    const nz_export_opts *o);
+/** The link source (relative to the linking store) for external link `n`
+ *  of plan entry `from`: "." into itself, else "../<store name>". */
+int nz__xlinks_source(char **out, const nz__xlinks *l, size_t from, const nz__xnode *n);
+void nz__xlinks_clear(nz__xlinks *l);
+
 #endif

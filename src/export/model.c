@@ -166,6 +166,11 @@ int nz__xmodel_check_nwb(const nz__xmodel *m, const char *file)
 	if (!root || !json_is_string(json_object_get(root->attrs, "nwb_version")))
 		return nz__error_set(NZ_EFORMAT, "'%s' is not an NWB file: its root has no "
 				     "nwb_version attribute", file);
+	return nz__xmodel_check_links(m, file);
+}
+
+int nz__xmodel_check_links(const nz__xmodel *m, const char *file)
+{
 	for (size_t i = 0; i < m->count; i++) {
 		const nz__xnode *n = &m->nodes[i], *t = n;
 		size_t steps = 0;

@@ -103,6 +103,9 @@ const nz__xnode *nz__xmodel_find(const nz__xmodel *m, const char *path);
  *  circle) to a group or dataset of the file. NZ_EFORMAT naming `file`,
  *  the object and the problem otherwise. */
 int nz__xmodel_check_nwb(const nz__xmodel *m, const char *file);
+/** The links part of nz__xmodel_check_nwb alone (a file an external link
+ *  leads into need not be NWB). */
+int nz__xmodel_check_links(const nz__xmodel *m, const char *file);
 void nz__xmodel_clear(nz__xmodel *m);
 void nz__xnode_clear(nz__xnode *n);
 

@@ -43,8 +43,13 @@ check(r.returncode == 0, f"verify of a fresh export failed: {r.stdout} {r.stderr
 root = zarr.open_consolidated(dst, mode="r")
 g = root["grp"]
 check(root.attrs["object_id"] == "00000000-0000-4000-8000-000000000000", "root object_id kept")
-check(root.attrs["zarr_link"] == [{"name": "ext", "path": "/x", "source": "target.h5"}],
+# The external link's file is exported beside the output and linked to
+# relative to the linking store, as hdmf-zarr resolves a source.
+check(root.attrs["zarr_link"] == [{"name": "ext", "path": "/x", "source": "../target.h5.zarr"}],
       f"external link form: {root.attrs.asdict()}")
+tgt = os.path.join(TMP, "target.h5.zarr")
+check(list(zarr.open_consolidated(tgt, mode="r")["x"][...]) == [0, 1, 2], "linked file exported beside")
+tgt_ino = os.stat(os.path.join(tgt, "x", "0")).st_ino
 links = {l["name"]: l for l in g.attrs["zarr_link"]}
 check(links["soft"]["path"] == "/grp/data" and links["soft"]["source"] == ".", "soft link")
 # Two hard links to one dataset: the first in name order holds the data.
@@ -106,6 +111,40 @@ a = zarr.open_group(auto, mode="r")["grp/alias"]
 check(a.chunks == (1000, 4) and a.compressor.codec_id == "zstd", f"auto chunks {a.chunks}, {a.compressor}")
 r = cli("verify", dst, auto)
 check(r.returncode == 0, f"verify Zarr vs Zarr: {r.stdout} {r.stderr}")
+check(os.stat(os.path.join(tgt, "x", "0")).st_ino == tgt_ino, "a linked store equal to its file is kept")
+
+# A linked store that no longer matches its file is not replaced without
+# --overwrite (nothing of the export is written), and is with it.
+zt = zarr.open_consolidated(tgt, mode="r+")
+zt["x"][1] = 7
+shutil.rmtree(auto)
+r = cli("export", src, auto)
+check(r.returncode == 1 and "target.h5.zarr" in r.stderr and "not a complete, equal export" in r.stderr
+      and "differ in 1 place" in r.stderr and not os.path.exists(auto), f"stale linked store: {r.stderr}")
+r = cli("export", src, auto, "--overwrite")
+check(r.returncode == 0 and list(zarr.open_consolidated(tgt, mode="r")["x"][...]) == [0, 1, 2],
+      f"--overwrite rewrites the linked store: {r.stderr}")
+
+# Links into files that cannot be exported beside: refused before anything is written.
+import h5py  # noqa: E402
+for name, make, problem in [
+    ("ext_missing.h5", lambda f: f.__setitem__("l", h5py.ExternalLink("nothere.h5", "/x")),
+     "leads into 'nothere.h5', which cannot be opened"),
+    ("ext_twins.h5", lambda f: (f.__setitem__("a", h5py.ExternalLink("d1/t.h5", "/x")),
+                                f.__setitem__("b", h5py.ExternalLink("d2/t.h5", "/x"))),
+     "would both be exported to"),
+]:
+    for d in ("d1", "d2"):
+        os.makedirs(os.path.join(TMP, d), exist_ok=True)
+        shutil.copyfile(os.path.join(TMP, "target.h5"), os.path.join(TMP, d, "t.h5"))
+    p = os.path.join(TMP, name)
+    with h5py.File(p, "w") as f:
+        f.attrs["nwb_version"] = "2.6.0"
+        make(f)
+    out = os.path.join(TMP, name + ".zarr")
+    r = cli("export", p, out)
+    check(r.returncode == 1 and problem in r.stderr and not os.path.exists(out)
+          and not os.path.exists(os.path.join(TMP, "t.h5.zarr")), f"{name}: {r.stderr}")
 
 # References follow an object to the path holding its data, not to an alias
 # that became a zarr_link (libhdf5 names the alias "/g/z" here).

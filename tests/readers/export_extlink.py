@@ -1,0 +1,55 @@
+"""An NWB file whose TimeSeries data is an HDF5 external link into another
+NWB file (as pynwb writes with link_data): export writes the linked file
+beside the output and links to it relative to the store, verify accepts
+the pair, and hdmf-zarr 0.14 (NWBZarrV2IO for our v2 layout) opens the
+result and reads the linked data through the link."""
+import os
+import pathlib
+import shutil
+import subprocess
+import warnings
+from datetime import datetime, timezone
+
+import numpy as np
+import zarr
+from hdmf_zarr import NWBZarrV2IO
+from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+warnings.simplefilter("ignore")
+cli = os.environ["NZ_CLI"]
+tmp = pathlib.Path(os.environ["NZ_TMP"]) / "export_extlink"
+shutil.rmtree(tmp, ignore_errors=True)
+(tmp / "raw").mkdir(parents=True)
+(tmp / "out").mkdir()
+
+base, top = tmp / "raw" / "base.nwb", tmp / "raw" / "top.nwb"
+nwb = NWBFile("base", "id-base", datetime(2024, 1, 1, tzinfo=timezone.utc))
+nwb.add_acquisition(TimeSeries(name="ts", data=np.arange(1000, dtype="i2"), unit="m", rate=10.0))
+with NWBHDF5IO(str(base), "w") as io:
+    io.write(nwb)
+with NWBHDF5IO(str(base), "r") as bio:
+    b = bio.read()
+    nwb2 = NWBFile("top", "id-top", datetime(2024, 1, 1, tzinfo=timezone.utc))
+    nwb2.add_acquisition(TimeSeries(name="linked", data=b.acquisition["ts"].data, unit="m", rate=10.0))
+    with NWBHDF5IO(str(top), "w", manager=bio.manager) as io:
+        io.write(nwb2, link_data=True)
+import h5py  # noqa: E402
+with h5py.File(top, "r") as f:
+    link = f["acquisition/linked"].get("data", getlink=True)
+    assert isinstance(link, h5py.ExternalLink) and link.filename == "base.nwb", link
+
+out = tmp / "out" / "top.nwb.zarr"
+r = subprocess.run([cli, "export", str(top), str(out), "--quiet"], capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+g = zarr.open_group(str(out / "acquisition" / "linked"), mode="r", zarr_format=2)
+assert g.attrs["zarr_link"] == [{"name": "data", "path": "/acquisition/ts/data", "source": "../base.nwb.zarr"}], \
+    dict(g.attrs)
+assert (tmp / "out" / "base.nwb.zarr" / ".zmetadata").exists()
+for a, b in ((top, out), (base, tmp / "out" / "base.nwb.zarr")):
+    r = subprocess.run([cli, "verify", str(a), str(b)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+with NWBZarrV2IO(str(out), "r") as io:
+    f = io.read()
+    assert f.identifier == "id-top"
+    assert np.array_equal(f.acquisition["linked"].data[:], np.arange(1000, dtype="i2"))
+print("export_extlink: a pynwb external link exported beside, verified, read through by NWBZarrV2IO")
