@@ -48,7 +48,7 @@ for ((i = 0; i < reps; i++)); do
 	if [ -z "$best_ap" ] || (($(echo "$a < $best_ap" | bc))); then best_ap=$a; fi
 	if [ -z "$best_run" ] || (($(echo "$r < $best_run" | bc))); then best_run=$r; fi
 done
-ratio=$(echo "scale=3; $best_run / $best_ap" | bc)
+ratio=$(awk -v r="$best_run" -v a="$best_ap" 'BEGIN { printf "%.3f", r / a }')
 bytes_ap=$(stat -c %s "$ap.bin")
 bytes_run=$((bytes_ap + $(stat -c %s "$lf.bin") + $(stat -c %s "$nidq.bin")))
 printf '%-12s %10s %12s\n' variant seconds MB

@@ -148,6 +148,7 @@ typedef struct cols_ctx {
 	uint64_t *cols;
 	size_t n;
 	uint64_t width;  /* the file's columns */
+	int run;         /* cols are one run cols[0], cols[0]+1, ...: read as a box */
 } cols_ctx;
 
 static void cols_free(void *p)
@@ -169,6 +170,11 @@ static int cols_read(void *p, const uint64_t *start, const uint64_t *count, void
 	uint64_t done = 0;
 	int err = 0;
 	size_t bytes;
+	if (c->run) { /* the raw source copies the box out of whole rows itself */
+		uint64_t st[2] = {start[0], c->cols[0] + start[1]};
+		return nz_source_read(c->raw, st, count, out,
+				      (size_t)(count[0] * count[1]) * sizeof *rows);
+	}
 	if (nz__mul_size(&bytes, (size_t)c->width * sizeof *rows, BLOCK) < 0 ||
 	    !(rows = nz__malloc(bytes)))
 		return nz__error_set(NZ_ENOMEM, "out of memory reading columns");
@@ -193,7 +199,7 @@ int nz_rec_source(nz_source **out, const nz_rec_stream *s, const uint64_t *cols,
 	nz_raw_opts ro = NZ_RAW_OPTS_INIT;
 	cols_ctx *c = NULL;
 	uint64_t shape[2];
-	int err, identity = 1;
+	int err, identity = 1, run = 1;
 	*out = NULL;
 	if (!s || !cols || !n || !s->data_path || !*s->data_path)
 		return nz__error_set(NZ_EINVAL, "nz_rec_source: no stream, data file or columns");
@@ -203,6 +209,7 @@ int nz_rec_source(nz_source **out, const nz_rec_stream *s, const uint64_t *cols,
 					     (unsigned long long)cols[i],
 					     (unsigned long long)s->columns);
 		identity &= cols[i] == i;
+		run &= cols[i] == cols[0] + i;
 	}
 	ro.dtype = "<i2";
 	ro.nchannels = s->columns;
@@ -215,6 +222,7 @@ int nz_rec_source(nz_source **out, const nz_rec_stream *s, const uint64_t *cols,
 	memcpy(c->cols, cols, n * sizeof *cols);
 	c->n = n;
 	c->width = s->columns;
+	c->run = run;
 	if ((err = nz_source_open_raw(&c->raw, s->data_path, &ro)) < 0)
 		goto done;
 	shape[0] = nz_source_shape(c->raw)[0];
