@@ -94,6 +94,7 @@ void nzc_file_opts(nz_nwb_opts *o, const nzc_args *a, const nz_session *s, const
 	o->fsync = a->fsync;
 	o->resume = a->resume;
 	o->compressor = a->compressor || a->clevel >= 0 ? comp : NULL;
+	o->zarr_format = a->zarr_format ? a->zarr_format : 3; /* convert writes v3 by default */
 	o->cancel_flag = &g_cancel;
 }
 
@@ -385,9 +386,15 @@ int nzc_convert(const nzc_args *a)
 		so.conversion = a->conversion;
 	else if (!(so.conversion > 0))
 		so.conversion = found && info.conversion > 0 ? info.conversion : 1.0;
+	if (!(a->conversion > 0) && !(found && info.conversion > 0) && !(s && s->series.conversion > 0) &&
+	    rank == 0)
+		fprintf(stderr, "nwbzarr: note: no gain is known (no --conversion, side-car gain or "
+			"session conversion): data are stored as raw counts with conversion 1.0, which "
+			"nwbinspector's check_electrical_series_unscaled_data reports\n");
 	if (s && s->channel_conversion)
 		so.channel_conversion = s->channel_conversion;
 	so.chunks = a->have_chunks ? a->chunks : NULL;
+	so.shards = a->have_shards ? a->shards : NULL;
 	if (f && (nz_nwb_add_electrical_series(f, &so, src) < 0 || nz_nwb_close(f) < 0))
 		goto fail;
 	snprintf(part.array, sizeof part.array, "acquisition/%s/data", so.name);

@@ -135,6 +135,15 @@ int nzc_convert_session(const nzc_args *a)
 	 * checked before the output is touched. */
 	if (nz_rec_open(&r, a->input) < 0)
 		goto fail;
+	for (size_t i = 0; i < n_ids; i++)
+		if (!nz_rec_find(r, ids[i])) {
+			fprintf(stderr, "nwbzarr: %s: no stream '%s'; it has:", a->input, ids[i]);
+			for (size_t k = 0; k < nz_rec_count(r); k++)
+				fprintf(stderr, " %s", nz_rec_get(r, k)->id);
+			fprintf(stderr, "\n");
+			rc = 2;
+			goto done;
+		}
 	if (a->compressor || a->clevel >= 0)
 		nzc_compressor_by_name(&comp, a->compressor ? a->compressor : "blosc-lz4", a->clevel);
 	/* The files' own start time unless a flag or the JSON gives one; the

@@ -104,3 +104,11 @@ def put_raw_chunk(store, array, data, key="0"):
     enc = numcodecs.get_codec(z.compressor.get_config()).encode(data) if z.compressor else data
     with open(os.path.join(store, array, key), "wb") as f:
         f.write(enc)
+
+
+if __name__ == "__main__":
+    # Make the files into sys.argv[1] and list "source store" pairs, one a
+    # line (for tests run by another interpreter, e.g. hdmf-zarr 0.14's).
+    import sys
+    for s, z in make_all(sys.argv[1]):
+        print(s, z)
