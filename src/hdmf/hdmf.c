@@ -209,6 +209,7 @@ static int dset_create3(nz_array **out, nz__hdmf *h, const char *path, const nz_
 	ao.ndim = scalar ? 0 : d->ndim;
 	ao.shape = d->shape;
 	ao.chunks = scalar ? NULL : chunks;
+	ao.shards = scalar ? NULL : d->shards;
 	ao.fill_value_json = fill3_for(d->dtype);
 	ao.compressor = d->compressor ? d->compressor : &h->compressor;
 	ao.object_codec = d->object_codec == NZ_OBJECT_NONE ? NZ_OBJECT_NONE : NZ_OBJECT_VLEN_UTF8;

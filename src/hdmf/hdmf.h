@@ -138,6 +138,9 @@ typedef struct nz__hdmf_dset {
 	/** v3 only: ndim dimension labels for _ARRAY_DIMENSIONS (hdmf's from
 	 *  the spec's dims, e.g. "num_times"); NULL = none. Ignored in v2. */
 	const char *const *dims;
+	/** v3 only: ndim shard sizes, each a multiple of chunks; NULL = not
+	 *  sharded. Ignored in v2. */
+	const uint64_t *shards;
 } nz__hdmf_dset;
 
 /** Create the array at `path` with its .zarray and .zattrs (zarr_dtype,

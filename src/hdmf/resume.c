@@ -16,6 +16,7 @@
 #include "store/store_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "util/json.h"
 
 /* ---- the comparing store -------------------------------------------------- */
 
@@ -23,8 +24,43 @@ static int is_metadata(const char *key)
 {
 	const char *leaf = strrchr(key, '/');
 	leaf = leaf ? leaf + 1 : key;
+	/* v3: every member's zarr.json; the root's is not compared, as v2's
+	 * .zmetadata is not: a run rewrites it at its end (attributes, then
+	 * the consolidated copy), so a killed run leaves an early version. */
 	return strcmp(leaf, ".zarray") == 0 || strcmp(leaf, ".zattrs") == 0 ||
-	       strcmp(leaf, ".zgroup") == 0;
+	       strcmp(leaf, ".zgroup") == 0 || (leaf != key && strcmp(leaf, "zarr.json") == 0);
+}
+
+static int no_attrs(const json_t *a)
+{
+	return !a || (json_is_object(a) && json_object_size(a) == 0);
+}
+
+/* A v3 zarr.json is written twice, bare by the array or group create and
+ * then with its attributes: the two agree when all but the attributes are
+ * equal and one side's attributes are empty (or both alike). *upgrade = 1
+ * when the stored one is the bare one (the new one must be stored). */
+static int same_doc3(int *upgrade, const void *old, size_t n, const void *data, size_t len,
+		     const char *key)
+{
+	json_t *a = NULL, *b = NULL, *aa, *ba;
+	int same = 0;
+	*upgrade = 0;
+	if (nz__json_parse(&a, old, n, key, 0) == 0 && nz__json_parse(&b, data, len, key, 0) == 0 &&
+	    json_is_object(a) && json_is_object(b)) {
+		aa = json_incref(json_object_get(a, "attributes"));
+		ba = json_incref(json_object_get(b, "attributes"));
+		json_object_del(a, "attributes");
+		json_object_del(b, "attributes");
+		same = json_equal(a, b) && (json_equal(aa, ba) || no_attrs(aa) || no_attrs(ba) ||
+					    (!aa && !ba));
+		*upgrade = same && no_attrs(aa) && !no_attrs(ba);
+		json_decref(aa);
+		json_decref(ba);
+	}
+	json_decref(a);
+	json_decref(b);
+	return same;
 }
 
 static int cmp_put(void *ctx, const char *key, const void *data, size_t len)
@@ -32,13 +68,17 @@ static int cmp_put(void *ctx, const char *key, const void *data, size_t len)
 	nz_store *in = ctx;
 	void *old = NULL;
 	size_t n = 0;
-	int err, same;
+	int err, same, upgrade = 0;
 	if (!is_metadata(key) || (err = nz_store_exists(in, key)) == 0)
 		return nz_store_put(in, key, data, len);
 	if (err < 0 || (err = nz_store_get(in, key, &old, &n)) < 0)
 		return err;
 	same = n == len && memcmp(old, data, len) == 0;
+	if (!same && strcmp(key + strlen(key) - strlen("zarr.json"), "zarr.json") == 0)
+		same = same_doc3(&upgrade, old, n, data, len, key);
 	nz_free(old);
+	if (upgrade)
+		return nz_store_put(in, key, data, len);
 	if (!same)
 		return nz__error_set(NZ_EMISMATCH, "resume: '%s/%s' differs from what this request "
 				     "writes (other options, metadata or input than the interrupted "
@@ -184,8 +224,8 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
 		return err;
 	if ((err = nz_store_exists(in, NZ_INCOMPLETE_MARKER)) == 0) {
-		meta = nz_store_exists(in, ".zmetadata");
-		err = meta == 1 ? nz__error_set(NZ_EEXISTS, "resume: '%s' is already complete: "
+		meta = nz_nwb_check_complete(in) == 0; /* consolidated, v2 or v3 */
+		err = meta ? nz__error_set(NZ_EEXISTS, "resume: '%s' is already complete: "
 						"nothing to resume", path)
 				: nz__error_set(NZ_EINCOMPLETE, "resume: '%s' has no %s: it was not "
 						"started by this version of nwbzarr and cannot be "

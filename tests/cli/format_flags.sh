@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --zarr-format and --shards on convert and export: 2 is accepted (and is
 # what convert wrote before the flag existed), every combination that asks
-# for Zarr v3 or shards is a usage error (exit 2) naming the problem, and
+# for Zarr v3 or shards (export: shards with v2) is a usage error (exit 2)
+# naming the problem, and
 # neither the input is read nor the output touched (an existing store
 # survives even with --overwrite).
 set -uo pipefail
@@ -35,8 +36,9 @@ usage_error "convert bad shards" "--shards needs ROWS,COLS" -- "${conv[@]}" -o "
 # A missing input is not even looked at: the flags are refused first.
 usage_error "convert v3, missing input" "issue 12" -- "$NZ_CLI" convert "$T/none.bin" -o "$T/new.nwb.zarr" --zarr-format 3
 
-usage_error "export v3" "not available yet (issue 12)" -- "$NZ_CLI" export "$T/none.nwb" "$T/old.nwb.zarr" --overwrite --zarr-format 3
-usage_error "export shards without v3" "--shards needs --zarr-format 3" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --shards 1000,4
+# export writes v3 by default (issue 12): --shards is refused only with v2.
+usage_error "export shards with v2" "--shards needs Zarr v3, not --zarr-format 2" -- \
+	"$NZ_CLI" export "$T/none.nwb" "$T/old.nwb.zarr" --overwrite --zarr-format 2 --shards 1000,4
 usage_error "export bad format" "--zarr-format needs 2 or 3" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --zarr-format 33
 usage_error "export bad shards" "--shards needs ROWS,COLS" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --shards 4
 

@@ -12,7 +12,12 @@ ARGS=(--channels 64 --rate 30000 --seed 11 --create-date 2024-01-01T00:00:00Z
       --session-start-time 2024-01-01T00:00:00Z --chunks 2000,64 --compressor zstd
       --clevel 9 -q)
 now_ms() { date +%s%3N; }
-complete() { [ -e "$1/.zmetadata" ] && [ ! -e "$1/.nwbzarr-incomplete" ]; }
+# complete: consolidated (v2 .zmetadata; v3, export's default, the root
+# zarr.json's consolidated_metadata) and no marker.
+complete() {
+	{ [ -e "$1/.zmetadata" ] || grep -q '"consolidated_metadata"' "$1/zarr.json" 2>/dev/null; } &&
+		[ ! -e "$1/.nwbzarr-incomplete" ]
+}
 
 # A writer under test sets CMD to its command line for DIR JOBS [--resume]
 # (an array, not a function: `kill -9 $!` must hit nwbzarr itself, not a
