@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	if (argc < 2 || shape[0] == 0) {
-		fprintf(stderr, "usage: acquire OUT.nwb.zarr [SECONDS] [JOBS]\n");
+		fprintf(stderr, "usage: acquire OUT.nwb.zarr [SECONDS] [JOBS] [ZARR_FORMAT]\n");
 		return 2;
 	}
 	for (int i = 0; i < 100; i++)
@@ -67,6 +67,7 @@ int main(int argc, char **argv)
 	o.lab = "Example Lab";
 	o.overwrite = 1;
 	o.jobs = argc > 3 ? atoi(argv[3]) : 0;
+	o.zarr_format = argc > 4 ? atoi(argv[4]) : 3; /* 2 for hdmf-zarr <= 0.13 */
 	if (nz_nwb_create(&f, argv[1], &o) < 0)
 		return fail("create");
 

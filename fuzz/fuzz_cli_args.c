@@ -39,9 +39,11 @@ static void check_args(const nzc_args *a, char *const *argv, int argc)
 	CHECK(a->jobs >= 0 && a->jobs <= 4096);
 	CHECK(a->clevel >= -1 && a->clevel <= 22);
 	CHECK(!a->have_chunks || (a->chunks[0] >= 1 && a->chunks[1] >= 1));
-	/* Until Zarr v3 output exists, no accepted command line asks for it. */
-	CHECK(a->zarr_format == 0 || a->zarr_format == 2);
-	CHECK(!a->have_shards);
+	/* Shards only with Zarr v3 (convert's default), as multiples of the chunks. */
+	CHECK(a->zarr_format == 0 || a->zarr_format == 2 || a->zarr_format == 3);
+	CHECK(!a->have_shards || (a->zarr_format != 2 && a->shards[0] >= 1 && a->shards[1] >= 1));
+	CHECK(!a->have_shards || !a->have_chunks ||
+	      (a->shards[0] % a->chunks[0] == 0 && a->shards[1] % a->chunks[1] == 0));
 	CHECK(a->rate == 0 || a->rate > 0);
 }
 

@@ -7,7 +7,9 @@
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
 #include "nwbzarr/engine.h"
+#include "nwbzarr/recording.h"
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/export.h"
+#include "nwbzarr/record.h"
 
 #endif

@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang libclang-rt-dev
       libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev libisal-dev libjansson-dev libhdf5-dev
-      python3 python3-venv python3-numpy python3-zarr python3-numcodecs python3-h5py python3-matplotlib
+      python3 python3-dev python3-venv python3-numpy python3-zarr python3-numcodecs python3-h5py python3-matplotlib
       openmpi-bin libopenmpi-dev time strace groff-base bc)
 missing=()
 for p in "${pkgs[@]}"; do

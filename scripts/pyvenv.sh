@@ -2,14 +2,18 @@
 # Make (or reuse) the test venv with the real readers: scripts/pyvenv.sh DIR
 # creates DIR/venv from a Python >= 3.12 (zarr 3.4 and hdmf-zarr 0.14 need it),
 # installs scripts/requirements-readers.txt (plus any extra requirement files
-# given after DIR), and prints the venv's interpreter on stdout. Reused while
+# given after DIR), and prints the venv's interpreter on stdout.
+# `pyvenv.sh --only DIR FILE...` installs just the files given (the hdmf-zarr
+# 0.13 venv: zarr 2 cannot live beside zarr 3). Reused while
 # the requirement files are unchanged (a stamp holds their hash). DIR should be
 # inside the build tree: nothing is cached anywhere else.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { echo "usage: pyvenv.sh DIR [EXTRA_REQUIREMENTS...]" >&2; exit 2; }
+only=0
+[ "${1:-}" = --only ] && { only=1; shift; }
+[ $# -ge $((1 + only)) ] || { echo "usage: pyvenv.sh [--only] DIR [REQUIREMENTS...]" >&2; exit 2; }
 mkdir -p "$1"; dir=$(cd "$1" && pwd); shift
-reqs=("$here/requirements-readers.txt" "$@")
+if [ $only = 1 ]; then reqs=("$@"); else reqs=("$here/requirements-readers.txt" "$@"); fi
 
 ok_python() { # a Python >= 3.12 with venv
   "$1" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null

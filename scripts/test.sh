@@ -10,10 +10,16 @@ jobs=$(nproc)
 # 0.14) in a venv inside the build tree; fails clearly without Python >= 3.12.
 echo "== readers venv (scripts/requirements-readers.txt)"
 py3=$(bash scripts/pyvenv.sh build)
+# hdmf-zarr 0.13 + zarr 2 (its own venv: zarr 2 and 3 cannot share one): the
+# ground truth for reading hdmf-zarr <= 0.13 files and for `nwbzarr upgrade`.
+echo "== hdmf-zarr 0.13 venv (scripts/requirements-hdmf013.txt)"
+py013=$(bash scripts/pyvenv.sh --only build/hdmf013 scripts/requirements-hdmf013.txt)
 
 build() { # build DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -DNZ_WERROR=ON -DNZ_PY3="$py3" "$@" >/dev/null
+  # NZ_PYEXT=ON: the Python package's extension and tests (docs/python.md)
+  # are built, or the build fails, rather than skipped quietly.
+  cmake -S . -B "$dir" -DNZ_WERROR=ON -DNZ_PY3="$py3" -DNZ_PY013="$py013" -DNZ_PYEXT=ON "$@" >/dev/null
   cmake --build "$dir" -j "$jobs" >/dev/null
 }
 

@@ -34,6 +34,7 @@
 
 #include "nwbzarr/common.h"
 #include "nwbzarr/engine.h"
+#include "nwbzarr/recording.h"
 #include "nwbzarr/zarr.h"
 
 #ifdef __cplusplus
@@ -126,14 +127,22 @@ typedef struct nz_nwb_opts {
 	/** Out, may be NULL: the engine's statistics of the last series data
 	 *  written (jobs = worker threads actually used). */
 	nz_write_stats *write_stats;
+	/* version 3 */
+	/** 3 (or 0, the default) = Zarr v3 in hdmf-zarr 0.14's layout, series
+	 *  data sharded (nz_nwb_default_shards); 2 = Zarr v2 in hdmf-zarr 0.6's
+	 *  layout (what hdmf-zarr <= 0.13 reads). Version 1 and 2 structs get 2.
+	 *  docs/format.md maps every object to both. */
+	int zarr_format;
 } nz_nwb_opts;
 
-/* Version 1 (without write_stats) is still accepted. */
-#define NZ_NWB_OPTS_VERSION 2
+/* Versions 1 (without write_stats) and 2 (without zarr_format: Zarr v2)
+ * are still accepted. */
+#define NZ_NWB_OPTS_VERSION 3
 #define NZ_NWB_OPTS_INIT { NZ_NWB_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, \
 			   NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, \
 			   NULL, NULL, /* skip_series_data, skip_finalise */ 0, 0, \
-			   /* fsync, resume, resume_info, write_stats */ 0, 0, NULL, NULL }
+			   /* fsync, resume, resume_info, write_stats */ 0, 0, NULL, NULL, \
+			   /* zarr_format */ 0 }
 
 /** Create `path` (a directory) and start a file. An existing path is
  *  NZ_EEXISTS unless opts->overwrite, which replaces only a Zarr store
@@ -219,6 +228,15 @@ NZ_EXTERN int nz_nwb_add_electrodes(nz_nwb *f, const nz_nwb_electrode *e, size_t
 /** Number of electrode rows added so far (no error; 0 for NULL). */
 NZ_EXTERN size_t nz_nwb_electrode_count(const nz_nwb *f);
 
+/** An extra column of the electrodes table, one value per row added so
+ *  far (n must equal nz_nwb_electrode_count; adding rows afterwards makes
+ *  nz_nwb_close fail). dtype "text" (values: const char *const *, UTF-8) or
+ *  "<f8" (const double *). The names the library writes itself (location,
+ *  group, group_name, x, y, z, imp, filtering, id) are NZ_EINVAL. Values
+ *  are copied; all or nothing. */
+NZ_EXTERN int nz_nwb_add_electrode_column(nz_nwb *f, const char *name, const char *description,
+					  const char *dtype, const void *values, size_t n);
+
 /** A ProcessingModule /processing/<name>. */
 NZ_EXTERN int nz_nwb_add_processing_module(nz_nwb *f, const char *name, const char *description);
 
@@ -247,12 +265,21 @@ typedef struct nz_nwb_series_opts {
 	const float *channel_conversion;    /**< channels values; NULL = absent */
 	/* storage of data */
 	const uint64_t *chunks;   /**< ndim entries; NULL = nz_nwb_default_chunks */
-	const nz_compressor *compressor; /**< NULL = the file's */
+	const nz_compressor *compressor; /**< NULL = the file's (its data: Blosc lz4 by default) */
+	/* version 2 */
+	/** Zarr v3 only: ndim shard sizes, each a multiple of chunks; NULL =
+	 *  nz_nwb_default_shards. Ignored for Zarr v2. */
+	const uint64_t *shards;
 } nz_nwb_series_opts;
 
-#define NZ_NWB_SERIES_OPTS_VERSION 1
+/* Version 1 (without shards) is still accepted. */
+#define NZ_NWB_SERIES_OPTS_VERSION 2
 #define NZ_NWB_SERIES_OPTS_INIT { NZ_NWB_SERIES_OPTS_VERSION, NULL, NULL, NULL, NULL, NULL, 0.0, \
-				  0.0, NULL, 0, 0.0, 0.0, 0.0, NULL, NULL, NULL, NULL, NULL, NULL }
+				  0.0, NULL, 0, 0.0, 0.0, 0.0, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** DANDI's limit on one stored object (its single-part upload): no chunk
+ *  or shard of a series may hold more bytes uncompressed (NZ_EINVAL). */
+#define NZ_NWB_MAX_OBJECT_BYTES ((uint64_t)5 << 30)
 
 /** The documented default chunk shape of a series' data (ndim 1 or 2,
  *  `shape` frames [x channels], elements of `itemsize` bytes): every
@@ -261,6 +288,14 @@ typedef struct nz_nwb_series_opts {
  *  row-major recording, so the engine reads the input once, sequentially. */
 NZ_EXTERN void nz_nwb_default_chunks(uint64_t *chunks, int ndim, const uint64_t *shape,
 				     size_t itemsize);
+
+/** The documented default shard shape of a Zarr v3 series' data with
+ *  inner `chunks`: every channel, and whole chunks of frames making about
+ *  256 MiB (at least one chunk, at most the frames rounded up to a whole
+ *  chunk). Returns 0 when the data fits in one chunk: such an array is not
+ *  sharded (hdmf-zarr 0.14 does not shard small arrays either). */
+NZ_EXTERN int nz_nwb_default_shards(uint64_t *shards, int ndim, const uint64_t *shape,
+				    const uint64_t *chunks, size_t itemsize);
 
 /** An ElectricalSeries whose (frames, channels) data come from `source`
  *  (its shape and dtype; read through the engine and written in parallel
@@ -273,6 +308,32 @@ NZ_EXTERN int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *
 /** A TimeSeries (unit required) with 1-D or 2-D data from `source`. */
 NZ_EXTERN int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *opts,
 				    nz_source *source);
+
+/** Options of nz_nwb_add_recording. */
+typedef struct nz_nwb_recording_opts {
+	unsigned int version;        /**< NZ_NWB_RECORDING_OPTS_VERSION */
+	const char *const *streams;  /**< stream ids to write (recording.h); NULL = all */
+	size_t n_streams;
+	const char *location;        /**< electrode location; NULL = "unknown" */
+	const uint64_t *chunks;      /**< 2 entries for every series; NULL = default */
+	const nz_compressor *compressor; /**< NULL = the file's */
+} nz_nwb_recording_opts;
+
+#define NZ_NWB_RECORDING_OPTS_VERSION 1
+#define NZ_NWB_RECORDING_OPTS_INIT { NZ_NWB_RECORDING_OPTS_VERSION, NULL, 0, NULL, NULL, NULL }
+
+/** Write a whole session (recording.h) as neuroconv lays it out: per probe
+ *  a Device, an ElectrodeGroup per shank and one electrodes row per
+ *  recorded electrode (shared by its AP and LF streams; columns
+ *  channel_name, rel_x, rel_y, shank_ids, electrode_name); per stream an
+ *  ElectricalSeries of its neural channels in volts (conversion, or
+ *  channel_conversion when gains differ), a TimeSeries of a probe's sync
+ *  channels, of NIDQ / ADC analog inputs (volts) and of NIDQ digital words.
+ *  Names and rules: docs/recordings.md. The electrodes table must be empty
+ *  before (NZ_EINVAL); an unknown stream id is NZ_ENOTFOUND naming it and
+ *  the ids there are. Each series' data are written by the engine with
+ *  the file's jobs. */
+NZ_EXTERN int nz_nwb_add_recording(nz_nwb *f, const nz_rec *r, const nz_nwb_recording_opts *o);
 
 /** Finish the file: electrodes table, root datasets and attributes, the
  *  cached schema, then .zmetadata (last). After a failure the directory

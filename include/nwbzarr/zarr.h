@@ -107,8 +107,9 @@ typedef struct nz_array_opts {
 	int zarr_format;
 	/** v3 only: ndim shard sizes in elements, each a multiple of chunks;
 	 *  NULL = not sharded. Sharded arrays are written whole shards at a
-	 *  time (nz_array_write_shard, nz_array_write_all); single-chunk writes
-	 *  and object dtypes are NZ_EUNSUPPORTED for them. Index codecs are
+	 *  time (nz_array_write_shard, nz_array_write_all, for object dtypes
+	 *  nz_array_write_all_vlen); single-chunk writes are NZ_EUNSUPPORTED
+	 *  for them. Index codecs are
 	 *  [bytes little, crc32c], as zarr-python writes. */
 	const uint64_t *shards;
 	/** v3 only: ndim names (entries may be NULL = unnamed); NULL = none. */
@@ -169,7 +170,7 @@ NZ_EXTERN int nz_array_create(nz_array **out, nz_store *store, const char *path,
  *  for zarr.json only; a store without a v3 root looks for .zarray, then
  *  for the array's own zarr.json, so an array inside a store another tool
  *  wrote opens by its path). NZ_ENOTFOUND when there is none; NZ_EFORMAT naming the key for malformed metadata;
- *  NZ_EUNSUPPORTED for order 'F', unknown codecs (incl. pickle), dtypes and
+ *  NZ_EUNSUPPORTED for order 'F', unknown codecs, dtypes and
  *  v3 extensions whose must_understand is not false (those with false are
  *  ignored). Big-endian arrays ('>' dtypes, v3 bytes codec endian "big")
  *  open; their chunks are returned in the stored byte order. */
@@ -177,6 +178,14 @@ NZ_EXTERN int nz_array_open(nz_array **out, nz_store *store, const char *path);
 
 /** Release the array (not its store). NULL ok. */
 NZ_EXTERN void nz_array_free(nz_array *array);
+
+/** Whether writes leave out chunks whose every element equals the fill
+ *  value (and remove such a chunk already stored): 1 as zarr-python's
+ *  write_empty_chunks=False does, 0 to store every chunk. nz_array_create
+ *  takes it from opts->skip_empty_chunks; nz_array_open starts at 0, since
+ *  Zarr metadata does not record it. Set it before any write uses the
+ *  array: not thread-safe. */
+NZ_EXTERN void nz_array_set_skip_empty(nz_array *array, int skip);
 
 /* Accessors: no errors, no allocation, safe from any thread (the metadata is
  * immutable); returned pointers are owned by the array and live as long as
@@ -250,6 +259,27 @@ NZ_EXTERN int nz_array_write_chunk_vlen(nz_array *array, nz_scratch *scratch,
 					const uint64_t *chunk_index, const char *const *items,
 					const size_t *lens, size_t count);
 
+/** 1 if chunks of `src` (Zarr v2) can move into `dst` (v3) as their stored
+ *  bytes: same shape, dtype and chunk shape (dst's inner chunks when it is
+ *  sharded), src with no filters and a blosc, zstd or gzip compressor, dst
+ *  with the bytes codec and that same compressor with the same parameters
+ *  (blosc's typesize the itemsize, as v2 has it). 0 if not; a negative
+ *  code (NZ_ENOMEM) on error. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_chunks_reusable(const nz_array *dst, const nz_array *src);
+
+/** Fill write unit `unit_index` of `dst` (a shard, or one chunk when dst is
+ *  unsharded; see nz_array_shards) from `src`, which must have the same
+ *  shape, dtype, fill value and chunk shape (NZ_EINVAL otherwise). When
+ *  nz_array_chunks_reusable, each chunk's stored bytes go into dst
+ *  unchanged (a sharded dst's inner chunk is then the v2 chunk file byte
+ *  for byte) and *reused (NULL ok) counts them; otherwise each chunk is
+ *  decoded and encoded with dst's codecs. Chunks src does not store stay
+ *  empty. A shard is one atomic put (nothing partial on failure). The
+ *  output depends only on src: thread-safe for distinct units, so any
+ *  number of threads gives the same bytes. Fixed-size dtypes only. */
+NZ_EXTERN int nz_array_copy_unit(nz_array *dst, const nz_array *src, nz_scratch *scratch,
+				 const uint64_t *unit_index, uint64_t *reused);
+
 /** Read one chunk of a fixed-size dtype into `out` (len = chunk bytes). A
  *  missing chunk reads as the fill value. */
 NZ_EXTERN int nz_array_read_chunk(nz_array *array, nz_scratch *scratch,
@@ -303,6 +333,42 @@ NZ_EXTERN int nz_consolidate(nz_store *store);
  *  consolidated_metadata, when there is one, holds exactly the other
  *  nodes' documents (NZ_EMISMATCH otherwise). */
 NZ_EXTERN int nz_metadata_check(nz_store *store);
+
+/** A hierarchy opened for reading through its consolidated metadata. */
+typedef struct nz_hierarchy nz_hierarchy;
+
+/** Open the hierarchy of `store` for reading (borrows `store`, which must
+ *  outlive it): the root's document is read once, and when it holds
+ *  consolidated metadata (v3: the root zarr.json's inline
+ *  consolidated_metadata; v2: .zmetadata), the nz_hierarchy_* opens below
+ *  are served from that copy without reading any other document, as
+ *  zarr-python 3.4's open_group does. Like zarr-python, the copy is
+ *  trusted: a node changed after consolidating opens as consolidated, one
+ *  added after it is NZ_ENOTFOUND; nz_metadata_check (verify) is what
+ *  compares the copy with the documents. Without consolidated metadata
+ *  every call falls through to the store functions (nz_array_open, ...).
+ *  Errors: NZ_EFORMAT for a root document or a consolidated block that is
+ *  malformed, naming the store and key. Immutable once open: its
+ *  functions may run on many threads at once. */
+NZ_EXTERN int nz_hierarchy_open(nz_hierarchy **out, nz_store *store);
+/** NULL ok. Arrays opened through it stay valid (they borrow the store). */
+NZ_EXTERN void nz_hierarchy_free(nz_hierarchy *h);
+/** 1 if opens are served from consolidated metadata, 0 if not. */
+NZ_EXTERN int nz_hierarchy_consolidated(const nz_hierarchy *h);
+/** 2 or 3, as nz_store_zarr_format. */
+NZ_EXTERN int nz_hierarchy_zarr_format(const nz_hierarchy *h);
+/** nz_array_open, from the consolidated copy of the array's document. */
+NZ_EXTERN int nz_hierarchy_array_open(nz_array **out, nz_hierarchy *h, const char *path);
+/** nz_group_exists, from the consolidated copy. */
+NZ_EXTERN int nz_hierarchy_group_exists(nz_hierarchy *h, const char *path);
+/** nz_attrs_read, from the consolidated copy ("{}" when none). */
+NZ_EXTERN int nz_hierarchy_attrs_read(char **out, nz_hierarchy *h, const char *path);
+/** Called once per node; non-zero stops the walk and is returned. */
+typedef int (*nz_hierarchy_member_cb)(const char *path, int is_array, void *payload);
+/** Every node the consolidated metadata lists except the root, in its
+ *  order (no store listing: an object store need not list). NZ_EINVAL
+ *  when the hierarchy is not consolidated. */
+NZ_EXTERN int nz_hierarchy_members(nz_hierarchy *h, nz_hierarchy_member_cb cb, void *payload);
 
 #ifdef __cplusplus
 }

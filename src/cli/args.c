@@ -31,11 +31,15 @@ static const char usage_top[] =
 
 static const char usage_convert[] =
 	"usage: nwbzarr convert RECORDING -o OUT.nwb.zarr [options]\n"
+	"       nwbzarr convert SESSION -o OUT.nwb.zarr [--streams IDS] [options]\n"
 	"\n"
 	"Convert a headerless row-major recording (frames x channels) into an NWB\n"
 	"2.6 file in Zarr (hdmf-zarr layout) with one ElectricalSeries, written in\n"
 	"parallel. A SpikeGLX <name>.meta or an Open Ephys structure.oebin beside\n"
 	"the recording supplies channels, rate and conversion when present.\n"
+	"A SESSION (a SpikeGLX run folder or any .meta of the run; an Open Ephys\n"
+	"folder or structure.oebin) becomes one file with a series per stream,\n"
+	"the probes' electrodes, geometry and gains (docs/recordings.md).\n"
 	"\n"
 	"data:\n"
 	"  -o, --output DIR        output directory (required)\n"
@@ -51,17 +55,20 @@ static const char usage_convert[] =
 	"  --create-date ISO8601, --experimenter NAME, --lab NAME, --institution NAME\n"
 	"  --subject-id ID, --species NAME, --sex S, --age ISO8601-DURATION\n"
 	"  --location AREA         location of the electrodes (default \"unknown\")\n"
-	"  --spec-from FILE        copy the cached NWB schema from this NWB file\n"
-	"                          (HDF5 or Zarr); default: no cached schema\n"
+	"  --streams IDS           a session's streams to write, comma-separated\n"
+	"                          (imec0.ap,imec0.lf,nidq; default: all)\n"
+	"  --spec-from FILE        v3: add this NWB file's extension namespaces to the\n"
+	"                          cached schema (core 2.11.0, hdmf-common: always);\n"
+	"                          v2: copy its whole schema (default: none)\n"
 	"writing:\n"
 	"  -j, --jobs N            worker threads, 0..256 (default 0: all cores)\n"
 	"  --chunks R,C            chunk shape (default: all channels x ~4 MiB)\n"
-	"  --zarr-format 2|3       Zarr format of the output (default 2; 3 is not\n"
-	"                          available yet)\n"
+	"  --zarr-format 2|3       Zarr format of the output: 3 (default) in hdmf-zarr\n"
+	"                          0.14's layout, 2 in hdmf-zarr 0.13's (older readers)\n"
 	"  --shards R,C            Zarr v3 shard shape, a multiple of the chunks\n"
 	"                          (default: all channels x ~256 MiB of rows)\n"
-	"  --compressor NAME       blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib,\n"
-	"                          gzip or none\n"
+	"  --compressor NAME       blosc-lz4 (default), blosc-zstd, zstd, gzip, none;\n"
+	"                          lz4 and zlib with --zarr-format 2 only\n"
 	"  --clevel L              compression level: blosc-* and zlib, gzip 0..9,\n"
 	"                          zstd 1..22; refused for lz4 and none (no level)\n"
 	"  --overwrite             replace an existing output (Zarr store only; kept\n"
@@ -242,7 +249,7 @@ static const str_flag str_flags[] = {
 	{"--lab", F(lab), C},                 {"--institution", F(institution), C},
 	{"--subject-id", F(subject_id), C},   {"--species", F(species), C},
 	{"--sex", F(sex), C},                 {"--age", F(age), C},
-	{"--location", F(location), C},
+	{"--location", F(location), C},       {"--streams", F(streams), C},
 };
 #undef F
 
@@ -305,6 +312,18 @@ int nzc_parse_pair(uint64_t out[2], const char *s)
 int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
 		     size_t errlen)
 {
+	if (nzc_check_layout(zarr_format, shards, chunks, err, errlen) < 0)
+		return -1;
+	if (zarr_format == 3)
+		return fail(err, errlen,
+			    "--zarr-format 3: Zarr v3 NWB output is not available yet (issue 12); "
+			    "only --zarr-format 2 is");
+	return 0;
+}
+
+int nzc_check_layout(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
+		     size_t errlen)
+{
 	if (shards && zarr_format != 3)
 		return fail(err, errlen, "--shards needs --zarr-format 3 (Zarr v2 has no shards)");
 	if (shards && chunks && (shards[0] % chunks[0] || shards[1] % chunks[1]))
@@ -313,10 +332,6 @@ int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *ch
 			    "dimension",
 			    (unsigned long long)shards[0], (unsigned long long)shards[1],
 			    (unsigned long long)chunks[0], (unsigned long long)chunks[1]);
-	if (zarr_format == 3)
-		return fail(err, errlen,
-			    "--zarr-format 3: Zarr v3 NWB output is not available yet (issue 12); "
-			    "only --zarr-format 2 is");
 	return 0;
 }
 
@@ -433,8 +448,13 @@ next:;
 		return fail(err, errlen, "convert needs -o OUT.nwb.zarr");
 	if (a->resume && a->overwrite)
 		return fail(err, errlen, "--resume and --overwrite exclude each other");
-	if (a->cmd == NZC_CONVERT)
-		return nzc_check_format(a->zarr_format, a->have_shards ? a->shards : NULL,
+	if (a->cmd == NZC_CONVERT && a->zarr_format != 2 && a->compressor &&
+	    (strcmp(a->compressor, "lz4") == 0 || strcmp(a->compressor, "zlib") == 0))
+		return fail(err, errlen, "--compressor %s needs --zarr-format 2 (Zarr v3 has no %s "
+			    "codec; blosc-lz4 is its lz4)", a->compressor, a->compressor);
+	if (a->cmd == NZC_CONVERT) /* convert writes Zarr v3 unless told otherwise */
+		return nzc_check_layout(a->zarr_format ? a->zarr_format : 3,
+					a->have_shards ? a->shards : NULL,
 					a->have_chunks ? a->chunks : NULL, err, errlen);
 	return 0;
 }

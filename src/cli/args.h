@@ -44,6 +44,7 @@ typedef struct nzc_args {
 	const char *experimenter, *lab, *institution;
 	const char *subject_id, *species, *sex, *age;
 	const char *location;     /**< electrodes' location when no JSON gives one */
+	const char *streams;      /**< convert: comma-separated stream ids of a session */
 	double conversion;        /**< --conversion volts per count; 0 = not given */
 } nzc_args;
 
@@ -97,11 +98,14 @@ const char *nzc_numpy_dtype(const char *name);
 int nzc_parse_pair(uint64_t out[2], const char *s);
 
 /** Check the storage-format flags shared by convert and export:
- *  zarr_format 0 (not given), 2 or 3; shards (NULL = not given) need
- *  format 3 and, with chunks (NULL = not given), a multiple of them in
- *  each dimension. Until Zarr v3 NWB output exists (issue 12), format 3
- *  itself is refused here too, so no command starts writing it. 0, or -1
- *  with a one-line message in err. */
+ *  zarr_format 2 or 3 (the command's default resolved); shards (NULL =
+ *  not given) need format 3 and, with chunks (NULL = not given), a
+ *  multiple of them in each dimension. 0, or -1 with a one-line message in
+ *  err. */
+int nzc_check_layout(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
+		     size_t errlen);
+
+/** nzc_check_layout, then Zarr v3 refused (export: v3 not written yet). */
 int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
 		     size_t errlen);
 

@@ -12,6 +12,24 @@
 int nzc_convert(const nzc_args *a);
 int nzc_info(const nzc_args *a);
 
+/** 1 when convert's input is a whole session (a folder, a .meta or a
+ *  structure.oebin, or --streams given): nzc_convert_session converts it. */
+int nzc_is_session(const nzc_args *a);
+int nzc_convert_session(const nzc_args *a);
+
+/** What every convert resolves alike (convert.c): the NWBFile fields
+ *  (flag, else session JSON, else start / desc) and writing options. */
+void nzc_file_opts(nz_nwb_opts *o, const nzc_args *a, const nz_session *s, const char *start,
+		   const char *desc, const nz_compressor *comp);
+/** The subject from the session JSON and the flags; 1 when there is one. */
+int nzc_subject(nz_nwb_subject *sub, const nzc_args *a, const nz_session *s);
+/** Usage errors in the resolved request (UTF-8, times, --overwrite onto
+ *  an input): 0, or the exit status 2 after saying why. */
+int nzc_check_request(const nzc_args *a, const nz_nwb_opts *o);
+/** on 1: SIGINT/SIGTERM set the cancel flag nzc_file_opts hands the
+ *  library; on 0: default handlers again. */
+void nzc_catch_signals(int on);
+
 /** Fill *c for a --compressor NAME (blosc-lz4, blosc-zstd, zstd, lz4, zlib,
  *  gzip, none) with its default level, or `clevel` when >= 0; -1 for an
  *  unknown name or a level the compressor does not take (nzc_codec_choose

@@ -70,6 +70,68 @@ static const char *base_name(const char *p)
 
 #define PICK(a, b) ((a) ? (a) : (b))
 
+/* The NWBFile fields and writing options every convert resolves the same
+ * way: flag, else session JSON, else the given defaults (start, desc). */
+void nzc_file_opts(nz_nwb_opts *o, const nzc_args *a, const nz_session *s, const char *start,
+		   const char *desc, const nz_compressor *comp)
+{
+	if (s)
+		*o = s->file;
+	o->identifier = PICK(a->identifier, PICK(o->identifier, base_name(a->input)));
+	o->session_description = PICK(a->session_description, PICK(o->session_description, desc));
+	o->session_start_time = PICK(a->session_start_time, PICK(o->session_start_time, start));
+	o->file_create_date = PICK(a->create_date, o->file_create_date);
+	o->lab = PICK(a->lab, o->lab);
+	o->institution = PICK(a->institution, o->institution);
+	if (a->experimenter) {
+		o->experimenter = &a->experimenter;
+		o->n_experimenter = 1;
+	}
+	o->overwrite = a->overwrite;
+	o->jobs = a->jobs;
+	o->spec_from = a->spec_from;
+	o->object_id_seed = a->seed;
+	o->fsync = a->fsync;
+	o->resume = a->resume;
+	o->compressor = a->compressor || a->clevel >= 0 ? comp : NULL;
+	o->zarr_format = a->zarr_format ? a->zarr_format : 3; /* convert writes v3 by default */
+	o->cancel_flag = &g_cancel;
+}
+
+/* The subject from the session JSON and the flags; 1 when there is one. */
+int nzc_subject(nz_nwb_subject *sub, const nzc_args *a, const nz_session *s)
+{
+	int have = 0;
+	if (s && s->has_subject) {
+		*sub = s->subject;
+		have = 1;
+	}
+	if (a->subject_id || a->species || a->sex || a->age) {
+		sub->subject_id = PICK(a->subject_id, sub->subject_id);
+		sub->species = PICK(a->species, sub->species);
+		sub->sex = PICK(a->sex, sub->sex);
+		sub->age = PICK(a->age, sub->age);
+		have = 1;
+	}
+	return have;
+}
+
+void nzc_catch_signals(int on)
+{
+	struct sigaction sa;
+	if (!on) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		return;
+	}
+	g_cancel = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL); /* a batch scheduler's stop: cancel, resumable */
+}
+
 /* Devices, groups and electrodes: from the session when it has them, else
  * one device, one group and one electrode per channel. */
 static int add_probe(nz_nwb *f, const nz_session *s, const nzc_args *a, uint64_t channels)
@@ -147,7 +209,7 @@ static int inside(const char *file, const char *dir)
  * text that is not UTF-8 (readers would fail on the file), times that are
  * not ISO-8601, and an --overwrite that would delete an input. Returns 0, or the exit status
  * (2, a usage error) after printing why. */
-static int check_request(const nzc_args *a, const nz_nwb_opts *o)
+int nzc_check_request(const nzc_args *a, const nz_nwb_opts *o)
 {
 	const struct {
 		const char *what, *value;
@@ -217,7 +279,6 @@ int nzc_convert(const nzc_args *a)
 	nz_nwb_resume_info ri = {0};
 	nz_write_stats ws = {0};
 	struct stat st;
-	struct sigaction sa;
 	char start[40], desc[300];
 	const char *dtype;
 	uint64_t channels, frames;
@@ -228,6 +289,8 @@ int nzc_convert(const nzc_args *a)
 	/* Under mpirun every rank runs this function (docs/mpi.md): all resolve
 	 * the settings and open the input, rank 0 writes the metadata, each
 	 * writes its part of the chunks, rank 0 finalises. */
+	if (nzc_is_session(a))
+		return nzc_convert_session(a);
 	if (nzc_mpi_init() < 0)
 		return 1;
 	rank = nzc_mpi_rank();
@@ -291,59 +354,26 @@ int nzc_convert(const nzc_args *a)
 			(unsigned long long)channels);
 		goto done;
 	}
-	if (s)
-		o = s->file;
 	mtime_iso(start, sizeof start, a->input);
 	snprintf(desc, sizeof desc, "converted from %s by nwbzarr", base_name(a->input));
-	o.identifier = PICK(a->identifier, PICK(o.identifier, base_name(a->input)));
-	o.session_description = PICK(a->session_description, PICK(o.session_description, desc));
-	o.session_start_time = PICK(a->session_start_time, PICK(o.session_start_time, start));
-	o.file_create_date = PICK(a->create_date, o.file_create_date);
-	o.lab = PICK(a->lab, o.lab);
-	o.institution = PICK(a->institution, o.institution);
-	if (a->experimenter) {
-		o.experimenter = &a->experimenter;
-		o.n_experimenter = 1;
-	}
-	if ((rc = check_request(a, &o)) != 0)
+	nzc_file_opts(&o, a, s, start, desc, &comp);
+	if ((rc = nzc_check_request(a, &o)) != 0)
 		goto done;
 	rc = 1;
-	o.overwrite = a->overwrite;
-	o.jobs = a->jobs;
-	o.spec_from = a->spec_from;
-	o.object_id_seed = a->seed;
-	o.fsync = a->fsync;
-	o.resume = a->resume;
-	o.resume_info = &ri;
-	o.write_stats = &ws;
-	o.compressor = a->compressor || a->clevel >= 0 ? &comp : NULL;
-	o.cancel_flag = &g_cancel;
 	if (nranks == 1)
 		o.progress = nzc_progress_for(a->quiet, a->json);
+	o.resume_info = &ri;
+	o.write_stats = &ws;
 	o.skip_series_data = o.skip_finalise = nranks > 1;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigint;
-	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C kills at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL); /* a batch scheduler's stop: cancel, resumable */
+	nzc_catch_signals(1);
 
 	if (nranks > 1 && nzc_mpi_agree(nzc_mpi_test_fail("open"), "open") < 0)
 		goto done;
 	t0 = now_s();
 	if (rank == 0 && nz_nwb_create(&f, a->output, &o) < 0)
 		goto fail;
-	if (s && s->has_subject) {
-		sub = s->subject;
-		have_sub = 1;
-	}
-	if (a->subject_id || a->species || a->sex || a->age) {
-		sub.subject_id = PICK(a->subject_id, sub.subject_id);
-		sub.species = PICK(a->species, sub.species);
-		sub.sex = PICK(a->sex, sub.sex);
-		sub.age = PICK(a->age, sub.age);
-		have_sub = 1;
-	}
+	have_sub = nzc_subject(&sub, a, s);
 	if (f && ((have_sub && nz_nwb_set_subject(f, &sub) < 0) || add_probe(f, s, a, channels) < 0))
 		goto fail;
 
@@ -356,9 +386,15 @@ int nzc_convert(const nzc_args *a)
 		so.conversion = a->conversion;
 	else if (!(so.conversion > 0))
 		so.conversion = found && info.conversion > 0 ? info.conversion : 1.0;
+	if (!(a->conversion > 0) && !(found && info.conversion > 0) && !(s && s->series.conversion > 0) &&
+	    rank == 0)
+		fprintf(stderr, "nwbzarr: note: no gain is known (no --conversion, side-car gain or "
+			"session conversion): data are stored as raw counts with conversion 1.0, which "
+			"nwbinspector's check_electrical_series_unscaled_data reports\n");
 	if (s && s->channel_conversion)
 		so.channel_conversion = s->channel_conversion;
 	so.chunks = a->have_chunks ? a->chunks : NULL;
+	so.shards = a->have_shards ? a->shards : NULL;
 	if (f && (nz_nwb_add_electrical_series(f, &so, src) < 0 || nz_nwb_close(f) < 0))
 		goto fail;
 	snprintf(part.array, sizeof part.array, "acquisition/%s/data", so.name);
@@ -396,8 +432,7 @@ done:
 	 * exchanges, as failed: no rank waits for it. */
 	nzc_mpi_leave(NZC_MPI_PHASES);
 	nzc_mpi_finalize();
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	nzc_catch_signals(0);
 	nz_nwb_free(f);
 	nz_source_free(src);
 	nz_session_free(s);

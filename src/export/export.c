@@ -444,6 +444,8 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		ao.chunks = chunks;
 		ao.compressor = x->o.compressor || x->o.zarr_format == 2 ? x->o.compressor : &x->h.compressor;
 		ao.shards = shards;
+		if (x->o.zarr_format == 3)
+			ao.dimension_separator = nz__hdmf_key_separator(store_path(n->path), ao.ndim);
 		err = nz_array_create(&a, x->store, store_path(n->path), &ao);
 		if (!err)
 			err = nz__hdmf_attrs_write(&x->h, store_path(n->path), attrs);

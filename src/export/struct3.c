@@ -181,6 +181,7 @@ int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz
 	ao.shape = n->shape;
 	ao.chunks = n->scalar ? NULL : chunks;
 	ao.compressor = &h->compressor;
+	ao.dimension_separator = nz__hdmf_key_separator(n->path + 1, ao.ndim);
 	if ((err = nz_array_create(&arr, h->store, n->path + 1, &ao)) < 0 ||
 	    (err = nz__hdmf_attrs_write(h, n->path + 1, a)) < 0)
 		goto done;

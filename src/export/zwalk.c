@@ -248,6 +248,9 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *key)
 			n.ndim = 0;
 		}
 		json_object_del(n.attrs, "zarr_dtype");
+		/* xarray's dimension names, which hdmf-zarr 0.13 adds to every
+		 * array: Zarr bookkeeping, not an NWB attribute. */
+		json_object_del(n.attrs, "_ARRAY_DIMENSIONS");
 	}
 	err = nz__xmodel_add(m, &n);
 done:

@@ -21,7 +21,9 @@
  * d->dims is given, "_ARRAY_DIMENSIONS"; text (vlen-utf8 and vlen-bytes
  * alike) is a v3 "string" array with fill ""; reference datasets are
  * "string" arrays of the targets' absolute paths; "scalar" datasets are
- * 0-d arrays; the cached schema documents are 0-d strings. Small datasets
+ * 0-d arrays; the cached schema documents are 0-d strings. Chunk keys use
+ * "/" unless that would put a key more than 7 path components below the
+ * store root (DANDI's limit, dandi-cli #1919), then ".". Small datasets
  * use zstd level 0 (hdmf-zarr 0.14's default) unless a compressor is
  * given. Callers keep passing attributes in the v2 form above (zarr_link
  * lists from nz__hdmf_add_link, {"value": ref, "zarr_dtype": "object"}
@@ -51,6 +53,14 @@
 #include "nwbzarr/store.h"
 #include "nwbzarr/zarr.h"
 #include "util/h5lock.h"
+
+/** DANDI's deepest chunk key: path components below the store root. */
+#define NZ__HDMF_MAX_KEY_DEPTH 7
+/** The v3 chunk key separator of an array at store path `path` of rank
+ *  `ndim`: '/' unless "path/c/i/j" would be deeper than
+ *  NZ__HDMF_MAX_KEY_DEPTH, then '.' (for writers that create arrays
+ *  themselves, e.g. export's compounds). */
+char nz__hdmf_key_separator(const char *path, int ndim);
 
 /** Length of a textual UUID including its NUL. */
 #define NZ_HDMF_OID_LEN 37
@@ -138,8 +148,7 @@ typedef struct nz__hdmf_dset {
 	/** v3 only: ndim dimension labels for _ARRAY_DIMENSIONS (hdmf's from
 	 *  the spec's dims, e.g. "num_times"); NULL = none. Ignored in v2. */
 	const char *const *dims;
-	/** v3 only: ndim shard sizes, each a multiple of chunks; NULL = not
-	 *  sharded. Ignored in v2. */
+	/** v3 only: ndim shard sizes (multiples of chunks); NULL = unsharded. */
 	const uint64_t *shards;
 } nz__hdmf_dset;
 
@@ -245,12 +254,44 @@ int nz__hdmf_region_dim(nz__hdmf *h, const char *path, const char *description, 
  *  HDF5 file takes the HDF5 lock (util/h5lock.h) itself: call it without. */
 int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs) NZ__H5_FREE;
 
+/** One document of a cached schema: rel "<namespace>/<version>/<doc>". */
+typedef struct nz__hdmf_spec_doc {
+	const char *rel, *text;
+} nz__hdmf_spec_doc;
+
+/** The default cached schema (src/hdmf/schema/README.md: NWB core
+ *  NZ_NWB_SCHEMA_VERSION, hdmf-common, hdmf-experimental as pynwb 4.2
+ *  caches them), generated at build time. */
+extern const nz__hdmf_spec_doc nz__hdmf_default_specs[];
+extern const size_t nz__hdmf_n_default_specs;
+
+/** The core version of nz__hdmf_default_specs: the nwb_version of files
+ *  that carry it. */
+#define NZ_NWB_SCHEMA_VERSION "2.11.0"
+
+/** Write nz__hdmf_default_specs into specifications/ (in the store's
+ *  format, as nz__hdmf_copy_specs does) and set ".specloc" in root_attrs. */
+int nz__hdmf_write_default_specs(nz__hdmf *h, json_t *root_attrs);
+
+/** 1 if `ns` is one of the namespaces nz__hdmf_default_specs holds. */
+int nz__hdmf_is_default_namespace(const char *ns);
+
+/** nz__hdmf_copy_specs, leaving out the namespaces of the default schema
+ *  when skip_default (only extensions are added to it). */
+int nz__hdmf_copy_specs_ext(nz__hdmf *h, const char *from_path, json_t *root_attrs,
+			    int skip_default) NZ__H5_FREE;
+
 /* ---- the incomplete marker (marker.c; docs/reliability.md) ----------- */
 
 /** Put the marker NZ_INCOMPLETE_MARKER at the root: `request` (a JSON
  *  object, borrowed) plus "tool" and "version". Written before anything
  *  else of a new store. */
 int nz__hdmf_marker_write(nz_store *store, const json_t *request);
+
+/** 1 if the store's metadata is consolidated (v2: .zmetadata exists; v3:
+ *  the root zarr.json holds consolidated_metadata), 0 if not, negative on
+ *  a store error or a root zarr.json that does not parse. */
+int nz__hdmf_consolidated(nz_store *store);
 
 /** Read the marker; NZ_ENOTFOUND when there is none, NZ_EFORMAT when it is
  *  not a JSON object. *out is a new reference. */

@@ -65,42 +65,44 @@ int nz__hdmf_marker_finish(nz_store *store)
 	return 0;
 }
 
-/* 1 if the store's metadata is consolidated: v2 .zmetadata, v3 the root
- * zarr.json's consolidated_metadata (written last, as .zmetadata is). */
-static int consolidated(nz_store *store)
+int nz__hdmf_consolidated(nz_store *store)
 {
 	void *buf = NULL;
 	size_t len = 0;
-	json_t *doc = NULL;
-	int err;
-	if ((err = nz_store_exists(store, "zarr.json")) <= 0)
-		return err < 0 ? err : nz_store_exists(store, ".zmetadata");
-	if ((err = nz_store_get(store, "zarr.json", &buf, &len)) < 0 ||
-	    (err = nz__json_parse(&doc, buf, len, "zarr.json", 0)) < 0) {
-		nz__free(buf);
+	json_t *root = NULL;
+	int err = nz_store_zarr_format(store), found;
+	if (err < 0)
 		return err;
-	}
-	err = json_is_object(json_object_get(doc, "consolidated_metadata"));
-	json_decref(doc);
-	nz__free(buf);
-	return err;
+	if (err == 2)
+		return nz_store_exists(store, ".zmetadata");
+	if ((err = nz_store_get(store, "zarr.json", &buf, &len)) < 0)
+		return err;
+	err = nz__json_parse(&root, buf, len, "zarr.json", 0);
+	nz_free(buf);
+	if (err < 0)
+		return err;
+	found = json_object_get(root, "consolidated_metadata") != NULL;
+	json_decref(root);
+	return found;
 }
 
 int nz_nwb_check_complete(nz_store *store)
 {
-	int marker, meta;
+	int marker, meta, fmt;
+	const char *what;
 	if (!store)
 		return nz__error_set(NZ_EINVAL, "nz_nwb_check_complete: NULL store");
 	if ((marker = nz_store_exists(store, NZ_INCOMPLETE_MARKER)) < 0 ||
-	    (meta = consolidated(store)) < 0)
-		return marker < 0 ? marker : meta;
+	    (fmt = nz_store_zarr_format(store)) < 0 || (meta = nz__hdmf_consolidated(store)) < 0)
+		return marker < 0 ? marker : fmt < 0 ? fmt : meta;
+	what = fmt == 3 ? "no consolidated metadata in zarr.json" : "no .zmetadata";
 	if (marker)
 		return nz__error_set(NZ_EINCOMPLETE, "'%s' is INCOMPLETE: its writer was interrupted "
-				     "or failed (%s present%s); finish it with --resume or "
+				     "or failed (%s present%s%s); finish it with --resume or "
 				     "rewrite it with --overwrite", nz_store_describe(store),
-				     NZ_INCOMPLETE_MARKER, meta ? "" : ", no .zmetadata");
+				     NZ_INCOMPLETE_MARKER, meta ? "" : ", ", meta ? "" : what);
 	if (!meta)
 		return nz__error_set(NZ_EINCOMPLETE, "'%s' is INCOMPLETE or was not consolidated "
-				     "(no .zmetadata)", nz_store_describe(store));
+				     "(%s)", nz_store_describe(store), what);
 	return 0;
 }

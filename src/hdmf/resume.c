@@ -15,52 +15,42 @@
 #include "store/replace.h"
 #include "store/store_impl.h"
 #include "util/alloc.h"
-#include "util/error.h"
 #include "util/json.h"
+#include "util/error.h"
 
 /* ---- the comparing store -------------------------------------------------- */
 
-static int is_metadata(const char *key)
+/* 2: a v2 document, compared byte for byte; 3: a v3 zarr.json; 0: data. */
+static int metadata_kind(const char *key)
 {
 	const char *leaf = strrchr(key, '/');
 	leaf = leaf ? leaf + 1 : key;
-	/* v3: every member's zarr.json; the root's is not compared, as v2's
-	 * .zmetadata is not: a run rewrites it at its end (attributes, then
-	 * the consolidated copy), so a killed run leaves an early version. */
+	if (strcmp(leaf, "zarr.json") == 0)
+		return 3;
 	return strcmp(leaf, ".zarray") == 0 || strcmp(leaf, ".zattrs") == 0 ||
-	       strcmp(leaf, ".zgroup") == 0 || (leaf != key && strcmp(leaf, "zarr.json") == 0);
+	       strcmp(leaf, ".zgroup") == 0 ? 2 : 0;
 }
 
-static int no_attrs(const json_t *a)
+/* A v3 zarr.json carries the node's attributes (and the root's, everything's
+ * consolidated): a write rewrites it as attributes are added, so a stored
+ * one may be from before or after the point this put is at. What must agree
+ * is the node itself; the attributes are this run's to write. *same = 1 when
+ * the two documents describe the same node. */
+static int same_node(int *same, const void *a, size_t alen, const void *b, size_t blen, const char *key)
 {
-	return !a || (json_is_object(a) && json_object_size(a) == 0);
-}
-
-/* A v3 zarr.json is written twice, bare by the array or group create and
- * then with its attributes: the two agree when all but the attributes are
- * equal and one side's attributes are empty (or both alike). *upgrade = 1
- * when the stored one is the bare one (the new one must be stored). */
-static int same_doc3(int *upgrade, const void *old, size_t n, const void *data, size_t len,
-		     const char *key)
-{
-	json_t *a = NULL, *b = NULL, *aa, *ba;
-	int same = 0;
-	*upgrade = 0;
-	if (nz__json_parse(&a, old, n, key, 0) == 0 && nz__json_parse(&b, data, len, key, 0) == 0 &&
-	    json_is_object(a) && json_is_object(b)) {
-		aa = json_incref(json_object_get(a, "attributes"));
-		ba = json_incref(json_object_get(b, "attributes"));
-		json_object_del(a, "attributes");
-		json_object_del(b, "attributes");
-		same = json_equal(a, b) && (json_equal(aa, ba) || no_attrs(aa) || no_attrs(ba) ||
-					    (!aa && !ba));
-		*upgrade = same && no_attrs(aa) && !no_attrs(ba);
-		json_decref(aa);
-		json_decref(ba);
-	}
-	json_decref(a);
-	json_decref(b);
-	return same;
+	json_t *x = NULL, *y = NULL;
+	int err;
+	if ((err = nz__json_parse(&x, a, alen, key, 0)) < 0 || (err = nz__json_parse(&y, b, blen, key, 0)) < 0)
+		goto done;
+	json_object_del(x, "attributes");
+	json_object_del(x, "consolidated_metadata");
+	json_object_del(y, "attributes");
+	json_object_del(y, "consolidated_metadata");
+	*same = json_equal(x, y);
+done:
+	json_decref(x);
+	json_decref(y);
+	return err;
 }
 
 static int cmp_put(void *ctx, const char *key, const void *data, size_t len)
@@ -68,17 +58,19 @@ static int cmp_put(void *ctx, const char *key, const void *data, size_t len)
 	nz_store *in = ctx;
 	void *old = NULL;
 	size_t n = 0;
-	int err, same, upgrade = 0;
-	if (!is_metadata(key) || (err = nz_store_exists(in, key)) == 0)
+	int err, same, kind = metadata_kind(key);
+	if (!kind || (err = nz_store_exists(in, key)) == 0)
 		return nz_store_put(in, key, data, len);
 	if (err < 0 || (err = nz_store_get(in, key, &old, &n)) < 0)
 		return err;
 	same = n == len && memcmp(old, data, len) == 0;
-	if (!same && strcmp(key + strlen(key) - strlen("zarr.json"), "zarr.json") == 0)
-		same = same_doc3(&upgrade, old, n, data, len, key);
-	nz_free(old);
-	if (upgrade)
+	if (!same && kind == 3 && (err = same_node(&same, old, n, data, len, key)) == 0 && same) {
+		nz_free(old);
 		return nz_store_put(in, key, data, len);
+	}
+	nz_free(old);
+	if (err < 0)
+		return err;
 	if (!same)
 		return nz__error_set(NZ_EMISMATCH, "resume: '%s/%s' differs from what this request "
 				     "writes (other options, metadata or input than the interrupted "
@@ -224,8 +216,8 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
 		return err;
 	if ((err = nz_store_exists(in, NZ_INCOMPLETE_MARKER)) == 0) {
-		meta = nz_nwb_check_complete(in) == 0; /* consolidated, v2 or v3 */
-		err = meta ? nz__error_set(NZ_EEXISTS, "resume: '%s' is already complete: "
+		meta = nz__hdmf_consolidated(in);
+		err = meta == 1 ? nz__error_set(NZ_EEXISTS, "resume: '%s' is already complete: "
 						"nothing to resume", path)
 				: nz__error_set(NZ_EINCOMPLETE, "resume: '%s' has no %s: it was not "
 						"started by this version of nwbzarr and cannot be "

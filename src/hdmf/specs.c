@@ -35,6 +35,28 @@ static int put_doc3(nz__hdmf *h, const char *path, const char *text)
 	return err;
 }
 
+int nz__hdmf_is_default_namespace(const char *ns)
+{
+	static const char *const names[] = {"core", "hdmf-common", "hdmf-experimental"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(ns, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 if document "<ns>/<ver>/<doc>" is of a namespace the default schema has. */
+static int default_rel(const char *rel)
+{
+	char ns[256];
+	const char *slash = strchr(rel, '/');
+	size_t n = slash ? (size_t)(slash - rel) : strlen(rel);
+	if (n >= sizeof ns)
+		return 0;
+	memcpy(ns, rel, n);
+	ns[n] = '\0';
+	return nz__hdmf_is_default_namespace(ns);
+}
+
 /* Write one document (the text of a JSON schema file) at specifications/rel. */
 static int put_doc(nz__hdmf *h, const char *rel, const char *text)
 {
@@ -223,7 +245,7 @@ NZ__H5_HELD static herr_t h5_visit(hid_t loc, const char *name, const H5L_info_t
 }
 
 /* libhdf5 under the one lock (util/h5lock.h), the Zarr writes after it. */
-static int specs_from_hdf5(nz__hdmf *h, const char *file, int *count)
+static int specs_from_hdf5(nz__hdmf *h, const char *file, int *count, int skip_default)
 {
 	h5walk w;
 	hid_t f = -1, g = -1;
@@ -252,7 +274,8 @@ static int specs_from_hdf5(nz__hdmf *h, const char *file, int *count)
 	else
 		err = w.err;
 	for (size_t i = 0; err == 0 && i < w.docs.n; i++)
-		if ((err = put_doc(h, w.docs.rel[i], w.docs.text[i])) == 0)
+		if ((skip_default && default_rel(w.docs.rel[i])) ||
+		    (err = put_doc(h, w.docs.rel[i], w.docs.text[i])) == 0)
 			(*count)++;
 	doclist_clear(&w.docs);
 	return err;
@@ -265,14 +288,19 @@ typedef struct zlist {
 	size_t n, cap;
 } zlist;
 
-/* Collect "specifications/<ns>/<ver>/<doc>/.zarray" keys (exactly that depth). */
+/* Collect "specifications/<ns>/<ver>/<doc>/.zarray" (v2) or ".../zarr.json"
+ * (v3) keys, exactly that depth, as the array paths. */
 static int collect(const char *key, void *payload)
 {
 	zlist *l = payload;
 	const char *p = key;
 	int slashes = 0;
-	size_t n = strlen(key);
-	if (n < 8 || strcmp(key + n - 8, "/.zarray") != 0)
+	size_t n = strlen(key), leaf;
+	if (n >= 8 && strcmp(key + n - 8, "/.zarray") == 0)
+		leaf = 8;
+	else if (n >= 10 && strcmp(key + n - 10, "/zarr.json") == 0)
+		leaf = 10;
+	else
 		return 0;
 	for (; *p; p++)
 		slashes += *p == '/';
@@ -286,7 +314,7 @@ static int collect(const char *key, void *payload)
 		l->keys = k;
 		l->cap = cap;
 	}
-	if (!(l->keys[l->n] = nz__strndup(key, n - 8)))
+	if (!(l->keys[l->n] = nz__strndup(key, n - leaf)))
 		return nz__error_set(NZ_ENOMEM, "out of memory listing specifications");
 	l->n++;
 	return 0;
@@ -297,7 +325,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int specs_from_zarr(nz__hdmf *h, const char *dir, int *count)
+static int specs_from_zarr(nz__hdmf *h, const char *dir, int *count, int skip_default)
 {
 	static const uint64_t zero[1] = {0};
 	nz_store *src = NULL;
@@ -316,9 +344,21 @@ static int specs_from_zarr(nz__hdmf *h, const char *dir, int *count)
 		nz_array *a = NULL;
 		nz_vlen *v = NULL;
 		json_t *doc = NULL;
+		const char *rel = l.keys[i] + strlen("specifications/");
+		if (skip_default && default_rel(rel)) {
+			(*count)++;
+			continue;
+		}
 		if ((err = nz_array_open(&a, src, l.keys[i])) < 0 ||
 		    (err = nz_array_read_chunk_vlen(&v, a, zero)) < 0)
 			goto next;
+		/* v3 (hdmf-zarr 0.14): a 0-d string holding the text itself */
+		if (v->count == 1 && nz_array_zarr_format(a) == 3 && nz_array_ndim(a) == 0 &&
+		    nz_array_object_codec(a) == NZ_OBJECT_VLEN_UTF8) {
+			err = put_doc(h, rel, v->items[0]);
+			(*count)++;
+			goto next;
+		}
 		if (v->count < 1 || nz_array_object_codec(a) != NZ_OBJECT_JSON2 ||
 		    nz__json_parse(&doc, v->items[0], v->lens[0], l.keys[i], JSON_DECODE_ANY) < 0 ||
 		    !json_is_string(doc)) {
@@ -326,7 +366,7 @@ static int specs_from_zarr(nz__hdmf *h, const char *dir, int *count)
 					    dir, l.keys[i]);
 			goto next;
 		}
-		err = put_doc(h, l.keys[i] + strlen("specifications/"), json_string_value(doc));
+		err = put_doc(h, rel, json_string_value(doc));
 		(*count)++;
 next:
 		json_decref(doc);
@@ -343,14 +383,30 @@ done:
 	return err;
 }
 
+int nz__hdmf_write_default_specs(nz__hdmf *h, json_t *root_attrs)
+{
+	int err;
+	for (size_t i = 0; i < nz__hdmf_n_default_specs; i++)
+		if ((err = put_doc(h, nz__hdmf_default_specs[i].rel, nz__hdmf_default_specs[i].text)) < 0)
+			return err;
+	if (json_object_set_new(root_attrs, ".specloc", json_string("specifications")) != 0)
+		return nz__error_set(NZ_ENOMEM, "out of memory setting .specloc");
+	return 0;
+}
+
 int nz__hdmf_copy_specs(nz__hdmf *h, const char *from_path, json_t *root_attrs)
+{
+	return nz__hdmf_copy_specs_ext(h, from_path, root_attrs, 0);
+}
+
+int nz__hdmf_copy_specs_ext(nz__hdmf *h, const char *from_path, json_t *root_attrs, int skip_default)
 {
 	struct stat st;
 	int count = 0, err;
 	if (stat(from_path, &st) != 0)
 		return nz__error_errno(errno, "cannot read schema source", from_path);
-	err = S_ISDIR(st.st_mode) ? specs_from_zarr(h, from_path, &count)
-				  : specs_from_hdf5(h, from_path, &count);
+	err = S_ISDIR(st.st_mode) ? specs_from_zarr(h, from_path, &count, skip_default)
+				  : specs_from_hdf5(h, from_path, &count, skip_default);
 	if (err < 0)
 		return err;
 	if (count == 0)

@@ -128,6 +128,7 @@ typedef struct text_field {
 } text_field;
 typedef struct text_list {
 	const char *path;
+	const char *dim; /* the NWB schema's dimension name (v3 _ARRAY_DIMENSIONS) */
 	const char *const *items;
 	size_t n;
 } text_list;
@@ -146,9 +147,10 @@ static void text_of(text_field *scalars, text_list *lists, const nz_nwb_opts *o)
 		{"general/notes", o->notes},
 	};
 	const text_list l[N_LISTS] = {
-		{"general/experimenter", o->experimenter, o->n_experimenter},
-		{"general/keywords", o->keywords, o->n_keywords},
-		{"general/related_publications", o->related_publications, o->n_related_publications},
+		{"general/experimenter", "num_experimenters", o->experimenter, o->n_experimenter},
+		{"general/keywords", "num_keywords", o->keywords, o->n_keywords},
+		{"general/related_publications", "num_publications", o->related_publications,
+		 o->n_related_publications},
 	};
 	memcpy(scalars, s, sizeof s);
 	memcpy(lists, l, sizeof l);
@@ -161,6 +163,8 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 	const char *groups[] = {"acquisition", "analysis", "general", "processing",
 				"stimulus/presentation", "stimulus/templates"};
 	const char *created = o->file_create_date; /* set by nz_nwb_create */
+	const char *mods = "num_modifications";
+	nz__hdmf_dset d = {0};
 	int err;
 
 	text_of(scalars, lists, o);
@@ -172,11 +176,14 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 								    scalars[i].value,
 								    NZ_OBJECT_VLEN_UTF8, NULL)) < 0)
 			return err;
-	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+		d.dims = &lists[i].dim;
 		if (lists[i].n && (err = nz__hdmf_text_list(&f->h, lists[i].path, lists[i].items,
 							    lists[i].n, NZ_OBJECT_VLEN_UTF8,
-							    NULL)) < 0)
+							    &d)) < 0)
 			return err;
+	}
+	d.dims = &mods;
 	if ((err = nz__hdmf_scalar_text(&f->h, "session_start_time", o->session_start_time,
 					NZ_OBJECT_VLEN_BYTES, NULL)) < 0 ||
 	    (err = nz__hdmf_scalar_text(&f->h, "timestamps_reference_time",
@@ -184,7 +191,7 @@ static int write_root(nz_nwb *f, const nz_nwb_opts *o)
 								     : o->session_start_time,
 					NZ_OBJECT_VLEN_BYTES, NULL)) < 0 ||
 	    (err = nz__hdmf_text_list(&f->h, "file_create_date", &created, 1,
-				      NZ_OBJECT_VLEN_BYTES, NULL)) < 0)
+				      NZ_OBJECT_VLEN_BYTES, &d)) < 0)
 		return err;
 	return 0;
 }
@@ -208,6 +215,12 @@ static int check_opts(const nz_nwb_opts *o)
 	if (o->file_create_date &&
 	    (err = nz__nwb_check_time(o->file_create_date, "file_create_date")) < 0)
 		return err;
+	if (o->zarr_format != 0 && o->zarr_format != 2 && o->zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "zarr_format must be 2 or 3 (0 = 3), not %d", o->zarr_format);
+	if (o->zarr_format != 2 && o->compressor && o->compressor->id &&
+	    (strcmp(o->compressor->id, "lz4") == 0 || strcmp(o->compressor->id, "zlib") == 0))
+		return nz__error_set(NZ_EUNSUPPORTED, "compressor '%s' has no Zarr v3 codec (use blosc, "
+				     "zstd, gzip or none, or Zarr v2)", o->compressor->id);
 	if (o->jobs < 0 || o->jobs > NZ_WRITE_MAX_JOBS)
 		return nz__error_set(NZ_EINVAL, "jobs must be 0 (all cores) to %d, not %d",
 				     NZ_WRITE_MAX_JOBS, o->jobs);
@@ -279,17 +292,22 @@ done:
 int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 {
 	nz_nwb *f = NULL;
-	nz_nwb_opts oc, v2;
+	static const nz_compressor blosc = NZ_COMPRESSOR_INIT;
+	nz_nwb_opts oc, old;
 	uint64_t seed = 0;
 	int err;
 	*out = NULL;
 	if (!path || !*path)
 		return nz__error_set(NZ_EINVAL, "nz_nwb_create: no output path");
-	if (o && o->version == 1) { /* a version-1 struct ends before write_stats */
-		memset(&v2, 0, sizeof v2);
-		memcpy(&v2, o, offsetof(nz_nwb_opts, write_stats));
-		v2.version = NZ_NWB_OPTS_VERSION;
-		o = &v2;
+	/* A version-1 struct ends before write_stats, a version-2 one before
+	 * zarr_format: both were written for Zarr v2. */
+	if (o && (o->version == 1 || o->version == 2)) {
+		memset(&old, 0, sizeof old);
+		memcpy(&old, o, o->version == 1 ? offsetof(nz_nwb_opts, write_stats)
+						: offsetof(nz_nwb_opts, zarr_format));
+		old.version = NZ_NWB_OPTS_VERSION;
+		old.zarr_format = 2;
+		o = &old;
 	}
 	if ((err = check_opts(o)) < 0 || (err = check_inputs(o)) < 0)
 		return err;
@@ -304,6 +322,8 @@ int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 					     keep)) < 0)
 			goto done;
 	}
+	f->zarr_format = o->zarr_format ? o->zarr_format : 3;
+	f->data_compressor = o->compressor ? *o->compressor : blosc;
 	f->wopts = (nz_write_opts)NZ_WRITE_OPTS_INIT;
 	f->wopts.jobs = o->jobs;
 	f->wopts.progress = o->progress;
@@ -319,7 +339,7 @@ int nz_nwb_create(nz_nwb **out, const char *path, const nz_nwb_opts *o)
 		goto done;
 	oc = *o;
 	oc.file_create_date = f->create_date; /* fixed now: a resume writes the same */
-	if ((err = nz__hdmf_init(&f->h, f->store, seed, o->compressor)) < 0 ||
+	if ((err = nz__hdmf_init_format(&f->h, f->store, seed, o->compressor, f->zarr_format)) < 0 ||
 	    (err = nz_group_create(f->store, "")) < 0 || (err = write_root(f, &oc)) < 0)
 		goto done;
 	*out = f;
@@ -349,6 +369,7 @@ void nz_nwb_free(nz_nwb *f)
 	nz__free(f->modules);
 	nz__free(f->groups);
 	nz__free(f->rows);
+	nz__nwb_cols_free(f);
 	nz__free(f->spec_from);
 	nz_store_free(f->store);
 	/* Not closed successfully: an old store set aside comes back. */
@@ -513,36 +534,53 @@ done:
 
 /* ---- close --------------------------------------------------------------- */
 
-int nz_nwb_close(nz_nwb *f)
+/* Everything of the file but its series data and the finish: the
+ * electrodes table, the root's attributes, the cached schema. */
+int nz__nwb_write_static(nz_nwb *f)
 {
 	json_t *root = NULL;
 	int err;
-	if ((err = nz__nwb_check_open(f, "close")) < 0)
-		return err;
-	f->closed = 1;
 	if (f->n_rows && (err = nz__nwb_write_electrodes(f)) < 0)
 		goto done;
-	root = json_pack("{s:s, s:s}", "nwb_version", NZ_NWB_VERSION, "namespace", "core");
+	/* v3 carries the schema of NZ_NWB_SCHEMA_VERSION by default (what pynwb
+	 * 4.2 writes, and what hdmf-zarr 0.14 rewrites nwb_version to). */
+	root = json_pack("{s:s, s:s}", "nwb_version",
+			 f->zarr_format == 3 ? NZ_NWB_SCHEMA_VERSION : NZ_NWB_VERSION, "namespace", "core");
 	if (!root) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory closing '%s'", f->path);
 		goto done;
 	}
 	if ((err = nz__hdmf_set_type(root, &f->h, "core", "NWBFile", f->h.root_oid, NULL)) < 0)
 		goto done;
-	if (f->spec_from && (err = nz__hdmf_copy_specs(&f->h, f->spec_from, root)) < 0)
+	if (f->zarr_format == 3 && (err = nz__hdmf_write_default_specs(&f->h, root)) < 0)
 		goto done;
-	/* .zmetadata last, and only once everything else is in place: its
-	 * presence is what marks the file complete. */
-	if ((err = nz__hdmf_attrs_write(&f->h, "", root)) < 0 ||
-	    (!f->skip_finalise && (err = nz_consolidate(f->store)) < 0) ||
-	    (err = f->skip_finalise ? nz_store_sync(f->store)
-				    : nz__hdmf_marker_finish(f->store)) < 0)
+	if (f->spec_from && (err = nz__hdmf_copy_specs_ext(&f->h, f->spec_from, root, f->zarr_format == 3)) < 0)
 		goto done;
-	/* The new file is in place: only now does the old one go. */
-	err = nz__replace_commit(&f->replace);
+	err = nz__hdmf_attrs_write(&f->h, "", root);
 done:
 	json_decref(root);
-	if (err < 0)
+	return err;
+}
+
+/* .zmetadata last, and only once everything else is in place: its
+ * presence is what marks the file complete. */
+int nz__nwb_finish(nz_nwb *f)
+{
+	int err;
+	if ((!f->skip_finalise && (err = nz_consolidate(f->store)) < 0) ||
+	    (err = f->skip_finalise ? nz_store_sync(f->store) : nz__hdmf_marker_finish(f->store)) < 0)
+		return err;
+	/* The new file is in place: only now does the old one go. */
+	return nz__replace_commit(&f->replace);
+}
+
+int nz_nwb_close(nz_nwb *f)
+{
+	int err;
+	if ((err = nz__nwb_check_open(f, "close")) < 0)
+		return err;
+	f->closed = 1;
+	if ((err = nz__nwb_write_static(f)) < 0 || (err = nz__nwb_finish(f)) < 0)
 		nz__error_wrap("finishing '%s'", f->path);
 	return err;
 }

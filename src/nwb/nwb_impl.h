@@ -24,6 +24,14 @@ typedef struct nz__nwb_row {
 	char *filtering; /* NULL = "" */
 } nz__nwb_row;
 
+/** An extra electrodes column (nz_nwb_add_electrode_column): text or num. */
+typedef struct nz__nwb_col {
+	char *name, *description;
+	char **text;  /* n strings, or NULL */
+	double *num;  /* n values, or NULL */
+	size_t n;
+} nz__nwb_col;
+
 struct nz_nwb {
 	char *path;
 	nz_store *store;
@@ -40,6 +48,8 @@ struct nz_nwb {
 	size_t n_groups;
 	nz__nwb_row *rows;
 	size_t n_rows, cap_rows;
+	nz__nwb_col *cols; /* extra electrodes columns (columns.c) */
+	size_t n_cols;
 	int table_oid_drawn;
 	char table_oid[NZ_HDMF_OID_LEN]; /* the electrodes table's object id */
 	int skip_series_data, skip_finalise; /* nz_nwb_opts: multi-process writes */
@@ -49,6 +59,11 @@ struct nz_nwb {
 	nz_nwb_resume_info resumed;    /* what the resume found so far */
 	nz_nwb_resume_info *resume_info; /* caller's copy, may be NULL */
 	nz__replace replace;           /* an --overwrite'n old store, kept until close */
+	/* recording (record.c): series get an empty timestamps dataset of
+	 * chunks of this many values instead of their rate; 0 = not recording */
+	uint64_t grow_timestamps;
+	int zarr_format;               /* 2 or 3 (nz_nwb_opts.zarr_format) */
+	nz_compressor data_compressor; /* series data's unless a series says otherwise */
 };
 
 #define NZ__NWB_ELECTRODES "general/extracellular_ephys/electrodes"
@@ -87,6 +102,20 @@ int nz__nwb_open_output(nz_nwb *f, const nz_nwb_opts *o, uint64_t *seed);
 /** Write a series' data array from `src`: nz_write_array, or when resuming
  *  the engine with a sink that keeps chunks already stored whole. */
 int nz__nwb_write_data(nz_nwb *f, nz_array *a, nz_source *src);
+
+/** The electrodes table, root attributes and cached schema: what
+ *  nz_nwb_close writes before finishing (a recording writes them first). */
+int nz__nwb_write_static(nz_nwb *f);
+
+/** The end of nz_nwb_close: consolidated metadata, marker removed, an old
+ *  store replaced. */
+int nz__nwb_finish(nz_nwb *f);
+
+/** Write the extra electrodes columns into the table being written. */
+int nz__nwb_write_cols(nz_nwb *f, nz__hdmf_table *t);
+
+/** Free the extra electrodes columns. */
+void nz__nwb_cols_free(nz_nwb *f);
 
 /** Write the electrodes table (nz_nwb_close). */
 int nz__nwb_write_electrodes(nz_nwb *f);

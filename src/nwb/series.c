@@ -111,8 +111,11 @@ int nz__nwb_write_electrodes(nz_nwb *f)
 		goto done;
 	}
 	if ((err = nz__nwb_table_oid(f)) < 0 ||
-	    (err = nz__hdmf_table_begin(&t, &f->h, NZ__NWB_ELECTRODES, "hdmf-common",
-					"DynamicTable", "metadata about extracellular electrodes",
+	    (err = nz__hdmf_table_begin(&t, &f->h, NZ__NWB_ELECTRODES,
+					/* NWB 2.11 (the v3 schema) types the table */
+					f->zarr_format == 3 ? "core" : "hdmf-common",
+					f->zarr_format == 3 ? "ElectrodesTable" : "DynamicTable",
+					"metadata about extracellular electrodes",
 					f->table_oid, n)) < 0)
 		goto done;
 	/* Column order as pynwb writes the table. */
@@ -153,6 +156,8 @@ int nz__nwb_write_electrodes(nz_nwb *f)
 					   "including the filter name and frequency cutoffs",
 					   text)) < 0)
 		goto done;
+	if ((err = nz__nwb_write_cols(f, t)) < 0)
+		goto done;
 	err = nz__hdmf_table_end(t, NULL);
 	t = NULL;
 done:
@@ -184,6 +189,39 @@ void nz_nwb_default_chunks(uint64_t *chunks, int ndim, const uint64_t *shape, si
 	chunks[0] = rows;
 }
 
+int nz_nwb_default_shards(uint64_t *shards, int ndim, const uint64_t *shape, const uint64_t *chunks,
+			  size_t itemsize)
+{
+	uint64_t row = itemsize ? itemsize : 1, per, n;
+	for (int i = 1; i < ndim; i++) {
+		shards[i] = chunks[i] * ((shape[i] + chunks[i] - 1) / chunks[i]);
+		if (shards[i] == 0)
+			shards[i] = chunks[i];
+		row *= shards[i];
+	}
+	if (shape[0] <= chunks[0] && (ndim < 2 || shards[1] == chunks[1]))
+		return 0;
+	per = chunks[0] * row; /* bytes of one row of chunks */
+	n = per ? ((uint64_t)256 << 20) / per : 1;
+	if (n < 1)
+		n = 1;
+	if (n > (shape[0] + chunks[0] - 1) / chunks[0])
+		n = (shape[0] + chunks[0] - 1) / chunks[0];
+	shards[0] = (n ? n : 1) * chunks[0];
+	return 1;
+}
+
+/* The options of any accepted version as the current struct. */
+static int series_opts(nz_nwb_series_opts *out, const nz_nwb_series_opts *o)
+{
+	if (!o || (o->version != 1 && o->version != NZ_NWB_SERIES_OPTS_VERSION))
+		return nz__error_set(NZ_EINVAL, "add series: options missing or of another version");
+	memset(out, 0, sizeof *out);
+	memcpy(out, o, o->version == 1 ? offsetof(nz_nwb_series_opts, shards) : sizeof *out);
+	out->version = NZ_NWB_SERIES_OPTS_VERSION;
+	return 0;
+}
+
 static int check_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src, char *parent,
 			size_t cap)
 {
@@ -191,7 +229,7 @@ static int check_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src, 
 	int ndim, err;
 	if ((err = nz__nwb_check_open(f, "add series")) < 0)
 		return err;
-	if (!o || o->version != NZ_NWB_SERIES_OPTS_VERSION || !src)
+	if (!src)
 		return nz__error_set(NZ_EINVAL, "add series: options or source missing");
 	if ((err = nz__nwb_check_name(o->name, "series")) < 0)
 		return err;
@@ -200,8 +238,9 @@ static int check_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src, 
 	if (ndim < 1 || ndim > 2)
 		return nz__error_set(NZ_EINVAL, "series '%s': data must be 1-D or 2-D, not %d-D",
 				     o->name, ndim);
-	if (o->n_timestamps ? o->n_timestamps != shape[0] || !o->timestamps
-			    : !(o->rate > 0) || !isfinite(o->rate))
+	if (f->grow_timestamps ? shape[0] != 0 || o->n_timestamps
+	    : o->n_timestamps ? o->n_timestamps != shape[0] || !o->timestamps
+			      : !(o->rate > 0) || !isfinite(o->rate))
 		return nz__error_set(NZ_EINVAL, "series '%s': needs rate > 0 or one timestamp per "
 				     "frame (%llu frames, %zu timestamps)", o->name,
 				     (unsigned long long)shape[0], o->n_timestamps);
@@ -214,13 +253,30 @@ static int check_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src, 
 	return 0;
 }
 
+/* DANDI uploads an object over 5 GiB in parts it does not offer for Zarr. */
+static int check_object_size(const char *name, const uint64_t *unit, int ndim, size_t itemsize)
+{
+	uint64_t n = itemsize ? itemsize : 1;
+	for (int i = 0; i < ndim; i++) {
+		if (unit[i] && n > NZ_NWB_MAX_OBJECT_BYTES / unit[i])
+			n = NZ_NWB_MAX_OBJECT_BYTES + 1;
+		else
+			n *= unit[i];
+	}
+	if (n > NZ_NWB_MAX_OBJECT_BYTES)
+		return nz__error_set(NZ_EINVAL, "series '%s': one chunk or shard would hold more than 5 GiB "
+				     "(DANDI's limit on one object); use smaller --chunks or --shards", name);
+	return 0;
+}
+
 /* A small 1-D dataset of n elements from memory (one chunk); dtype is
- * "<f4" or "<f8" (its digit is the itemsize). */
+ * "<f4" or "<f8" (its digit is the itemsize); dim its v3 dimension name. */
 static int write_1d(nz_nwb *f, const char *path, const char *dtype, const char *zarr_dtype,
-		    const void *data, uint64_t n, const json_t *attrs)
+		    const void *data, uint64_t n, const json_t *attrs, const char *dim)
 {
 	nz__hdmf_dset d = {0};
 	uint64_t shape[1] = {n};
+	d.dims = &dim;
 	d.dtype = dtype;
 	d.zarr_dtype = zarr_dtype;
 	d.ndim = 1;
@@ -235,8 +291,10 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 			const char *parent, const char *type, const char *unit,
 			const char *data_zdt)
 {
+	static const char *const es_dims[2] = {"num_times", "num_channels"};
+	static const char *const ts_dims[2] = {"num_times", "num_DIM2"};
 	char path[600];
-	uint64_t chunks[2];
+	uint64_t chunks[2], shards[2];
 	const uint64_t *shape = nz_source_shape(src);
 	int ndim = nz_source_ndim(src);
 	nz__hdmf_dset d = {0};
@@ -256,35 +314,58 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 	    (err = nz__hdmf_group(&f->h, parent, g)) < 0)
 		goto done;
 
-	if ((err = nz__nwb_set_real(da, "conversion", o->conversion != 0 ? o->conversion : 1.0)) < 0 ||
+	/* pynwb's order (v3 keeps it; v2 sorts the keys anyway). */
+	if ((err = nz__nwb_set_str(da, "unit", unit)) < 0 ||
+	    (err = nz__nwb_set_real(da, "conversion", o->conversion != 0 ? o->conversion : 1.0)) < 0 ||
 	    (err = nz__nwb_set_real(da, "offset", o->offset)) < 0 ||
 	    (err = nz__nwb_set_real(da, "resolution", o->resolution != 0 && !isnan(o->resolution)
-							   ? o->resolution : -1.0)) < 0 ||
-	    (err = nz__nwb_set_str(da, "unit", unit)) < 0)
+							   ? o->resolution : -1.0)) < 0)
 		goto done;
 	if (o->chunks)
 		memcpy(chunks, o->chunks, (size_t)ndim * sizeof *chunks);
 	else
 		nz_nwb_default_chunks(chunks, ndim, shape, nz_source_itemsize(src));
+	if (f->zarr_format == 3 && o->shards) {
+		memcpy(shards, o->shards, (size_t)ndim * sizeof *shards);
+		d.shards = shards;
+	} else if (f->zarr_format == 3 &&
+		   nz_nwb_default_shards(shards, ndim, shape, chunks, nz_source_itemsize(src))) {
+		d.shards = shards;
+	}
+	if ((err = check_object_size(o->name, d.shards ? shards : chunks, ndim,
+				     nz_source_itemsize(src))) < 0)
+		goto done;
 	snprintf(path, sizeof path, "%s/data", parent);
 	d.dtype = nz_source_dtype(src);
 	d.zarr_dtype = data_zdt;
 	d.ndim = ndim;
 	d.shape = shape;
 	d.chunks = chunks;
-	d.compressor = o->compressor;
+	d.compressor = o->compressor ? o->compressor : &f->data_compressor;
 	d.attrs = da;
+	d.dims = strcmp(type, "ElectricalSeries") == 0 ? es_dims : ts_dims;
 	if ((err = nz__hdmf_dset_create(&a, &f->h, path, &d)) < 0 ||
 	    (!f->skip_series_data && (err = nz__nwb_write_data(f, a, src)) < 0))
 		goto done;
 
-	if (o->n_timestamps) {
+	if (o->n_timestamps || f->grow_timestamps) {
 		if (!(ta = json_pack("{s:i, s:s}", "interval", 1, "unit", "seconds"))) {
 			err = nz__error_set(NZ_ENOMEM, "out of memory writing timestamps");
 			goto done;
 		}
 		snprintf(path, sizeof path, "%s/timestamps", parent);
-		err = write_1d(f, path, "<f8", "float64", o->timestamps, o->n_timestamps, ta);
+		if (f->grow_timestamps) { /* a recording's: empty, grown in chunks */
+			memset(&d, 0, sizeof d);
+			d.dtype = "<f8";
+			d.zarr_dtype = "float64";
+			d.ndim = 1;
+			d.shape = &(uint64_t){0};
+			d.chunks = &f->grow_timestamps;
+			d.attrs = ta;
+			err = nz__hdmf_dset_create(NULL, &f->h, path, &d);
+		} else {
+			err = write_1d(f, path, "<f8", "float64", o->timestamps, o->n_timestamps, ta, "num_times");
+		}
 	} else {
 		if (!(ta = json_pack("{s:f, s:s}", "rate", o->rate, "unit", "seconds"))) {
 			err = nz__error_set(NZ_ENOMEM, "out of memory writing starting_time");
@@ -303,12 +384,13 @@ done:
 	return err;
 }
 
-int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src)
+int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *opts, nz_source *src)
 {
 	char parent[600];
 	const char *name;
+	nz_nwb_series_opts oc, *o = &oc;
 	int err;
-	if ((err = check_series(f, o, src, parent, sizeof parent)) < 0)
+	if ((err = series_opts(&oc, opts)) < 0 || (err = check_series(f, o, src, parent, sizeof parent)) < 0)
 		return err;
 	if (!o->unit)
 		return nz__error_set(NZ_EINVAL, "TimeSeries '%s' needs a unit", o->name);
@@ -317,14 +399,15 @@ int nz_nwb_add_timeseries(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src
 			    name ? name : nz_source_dtype(src));
 }
 
-int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src)
+int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *opts, nz_source *src)
 {
 	char parent[600], path[700];
 	uint64_t channels;
 	int64_t *rows = NULL;
+	nz_nwb_series_opts oc, *o = &oc;
 	int err;
 
-	if ((err = check_series(f, o, src, parent, sizeof parent)) < 0)
+	if ((err = series_opts(&oc, opts)) < 0 || (err = check_series(f, o, src, parent, sizeof parent)) < 0)
 		return err;
 	channels = nz_source_ndim(src) == 2 ? nz_source_shape(src)[1] : 1;
 	if (!o->electrodes && channels != f->n_rows)
@@ -356,7 +439,7 @@ int nz_nwb_add_electrical_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_sour
 	if (o->channel_conversion) {
 		json_t *ax = json_pack("{s:i}", "axis", 1);
 		snprintf(path, sizeof path, "%s/channel_conversion", parent);
-		err = ax ? write_1d(f, path, "<f4", "float32", o->channel_conversion, channels, ax)
+		err = ax ? write_1d(f, path, "<f4", "float32", o->channel_conversion, channels, ax, "num_channels")
 			 : nz__error_set(NZ_ENOMEM, "out of memory writing channel_conversion");
 		json_decref(ax);
 	}

@@ -246,6 +246,11 @@ int nz_array_open(nz_array **out, nz_store *store, const char *path)
 	return err;
 }
 
+void nz_array_set_skip_empty(nz_array *a, int skip)
+{
+	a->skip_empty = skip != 0;
+}
+
 void nz_array_free(nz_array *a)
 {
 	size_t i;

@@ -237,15 +237,12 @@ static int shard_codecs(json_t *m, const nz_array_opts *o, const uint64_t *chunk
 
 int nz__opts_to_meta3(json_t **out, const nz_array_opts *o, const char *path)
 {
-	json_t *m = NULL, *v = NULL;
+	json_t *m = json_object(), *v = NULL;
 	uint64_t chunks[NZ_MAX_DIMS];
 	char sep[2] = { o->dimension_separator, '\0' };
 	int i, err = 0;
 
 	*out = NULL;
-	if (o->shards && o->object_codec != NZ_OBJECT_NONE)
-		return nz__error_set(NZ_EUNSUPPORTED, "array '%s': sharded object arrays are not supported yet", path);
-	m = json_object(); /* after the refusals above, which return without freeing */
 	if (!sep[0])
 		sep[0] = o->chunk_key_encoding == NZ_CHUNK_KEY_V2 ? '.' : '/';
 	for (i = 0; i < o->ndim; i++)

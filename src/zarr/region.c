@@ -203,11 +203,49 @@ done:
 	return err;
 }
 
+/* One inner chunk's elements from the whole array's: `pad` where the
+ * chunk passes the array's edge. */
+static void chunk_items(const nz_array *a, const uint64_t *c, const char *const *items, const size_t *lens,
+			const char **ci, size_t *cl, const char *pad)
+{
+	uint64_t zero[NZ_MAX_DIMS] = { 0 };
+	size_t i;
+	for (i = 0; i < a->chunk_nelems; i++)
+		ci[i] = pad, cl[i] = strlen(pad);
+	copy_overlap(a, c, zero, a->shape, (unsigned char *)ci, (unsigned char *)items, sizeof *ci, 0);
+	copy_overlap(a, c, zero, a->shape, (unsigned char *)cl, (unsigned char *)lens, sizeof *cl, 0);
+}
+
+/* One shard of an object array from the whole array's elements, its inner
+ * chunks put in C order. */
+static int shard_from_items(nz_array *a, nz_scratch *s, const uint64_t *shard, const char *const *items,
+			    const size_t *lens, const char **ci, size_t *cl, const char *pad)
+{
+	uint64_t lo[NZ_MAX_DIMS], hi[NZ_MAX_DIMS], c[NZ_MAX_DIMS];
+	nz__shard_job *j = NULL;
+	int d, err;
+	for (d = 0; d < a->ndim; d++) {
+		uint64_t per = a->shards[d] / a->chunks[d];
+		lo[d] = c[d] = shard[d] * per;
+		hi[d] = lo[d] + per;
+	}
+	if ((err = nz__shard_begin(&j, a, shard)) < 0)
+		return err;
+	do {
+		chunk_items(a, c, items, lens, ci, cl, pad);
+		if ((err = nz__shard_put_chunk_vlen(j, s, ci, cl, a->chunk_nelems)) < 0) {
+			nz__shard_abort(j);
+			return err;
+		}
+	} while (next_index(c, lo, hi, a->ndim));
+	return nz__shard_end(j);
+}
+
 int nz_array_write_all_vlen(nz_array *a, const char *const *items, const size_t *lens, size_t count)
 {
 	uint64_t zero[NZ_MAX_DIMS] = { 0 }, grid[NZ_MAX_DIMS], c[NZ_MAX_DIMS] = { 0 };
 	const char **ci = NULL;
-	size_t *cl = NULL, need = 0, i, padlen;
+	size_t *cl = NULL, need = 0;
 	char *pad = NULL;
 	nz_scratch s = { { 0 }, { 0 } };
 	int err = 0;
@@ -228,20 +266,19 @@ int nz_array_write_all_vlen(nz_array *a, const char *const *items, const size_t 
 	} else if (!(pad = nz__strdup(""))) {
 		return nz__error_set(NZ_ENOMEM, "out of memory writing array '%s'", a->path);
 	}
-	padlen = strlen(pad);
 	if (!(ci = nz__calloc(a->chunk_nelems, sizeof *ci)) || !(cl = nz__calloc(a->chunk_nelems, sizeof *cl))) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory writing array '%s'", a->path);
 		goto done;
 	}
-	nz_array_chunk_grid(a, grid);
+	nz_array_shard_grid(a, grid);
 	do {
-		for (i = 0; i < a->chunk_nelems; i++)
-			ci[i] = pad, cl[i] = padlen;
-		copy_overlap(a, c, zero, a->shape, (unsigned char *)ci, (unsigned char *)items, sizeof *ci, 0);
-		copy_overlap(a, c, zero, a->shape, (unsigned char *)cl, (unsigned char *)lens, sizeof *cl, 0);
-		if ((err = nz_array_write_chunk_vlen(a, &s, c, ci, cl, a->chunk_nelems)) < 0)
-			goto done;
-	} while (next_index(c, zero, grid, a->ndim));
+		if (a->sharded) {
+			err = shard_from_items(a, &s, c, items, lens, ci, cl, pad);
+		} else {
+			chunk_items(a, c, items, lens, ci, cl, pad);
+			err = nz_array_write_chunk_vlen(a, &s, c, ci, cl, a->chunk_nelems);
+		}
+	} while (err == 0 && next_index(c, zero, grid, a->ndim));
 done:
 	nz__free(pad);
 	nz__free(ci);

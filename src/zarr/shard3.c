@@ -145,21 +145,16 @@ int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_inde
 	return 0;
 }
 
-int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
+/* Step to the next inner chunk of the shard: 1 if it lies (partly) inside
+ * the array and is to be written, 0 if wholly past the edge (an empty
+ * entry, as zarr-python leaves it), negative on error. */
+static int next_inner(nz__shard_job *j)
 {
 	nz_array *a = j->a;
 	uint64_t idx[NZ_MAX_DIMS], rem = j->pos, grid[NZ_MAX_DIMS];
-	nz_scratch local = { { 0 }, { 0 } };
-	const void *enc;
-	size_t enclen;
-	int i, err;
-	if (!a->sharded) /* an unsharded array's "shard" is its chunk */
-		return nz_array_write_chunk(a, s, j->first, chunk, len);
+	int i;
 	if (j->pos >= a->layout.nchunks)
 		return nz__error_set(NZ_EINVAL, "array '%s': more inner chunks than a shard holds", a->path);
-	if (len != a->chunk_nbytes || a->ocodec != NZ_OBJECT_NONE)
-		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu bytes of a fixed-size dtype, %zu given",
-				     a->path, a->chunk_nbytes, len);
 	nz_array_chunk_grid(a, grid);
 	for (i = a->ndim - 1; i >= 0; i--) {
 		uint64_t per = a->shards[i] / a->chunks[i];
@@ -169,13 +164,67 @@ int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size
 	j->pos++;
 	for (i = 0; i < a->ndim; i++)
 		if (idx[i] >= grid[i])
-			return 0; /* past the array's edge: an empty entry, as zarr-python leaves it */
-	if (a->skip_empty && nz__chunk_is_empty(a, chunk))
-		return 0;
-	if ((err = nz__chunk_encode(a, s ? s : &local, chunk, len, a->dtype.itemsize, &enc, &enclen)) == 0)
+			return 0;
+	return 1;
+}
+
+/* Encode the current inner chunk's bytes and stream them into the shard. */
+static int put_encoded(nz__shard_job *j, nz_scratch *s, const void *data, size_t len, size_t itemsize)
+{
+	nz_scratch local = { { 0 }, { 0 } };
+	const void *enc;
+	size_t enclen;
+	int err;
+	if ((err = nz__chunk_encode(j->a, s ? s : &local, data, len, itemsize, &enc, &enclen)) == 0)
 		err = nz__shard_writer_put(j->w, j->pos - 1, enc, enclen);
 	nz__buf_free(&local.a);
 	nz__buf_free(&local.b);
+	return err;
+}
+
+int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len)
+{
+	int in;
+	if (!j->a->sharded)
+		return nz__chunk_store(j->a, j->first, enc, len);
+	if ((in = next_inner(j)) <= 0 || !enc)
+		return in;
+	return nz__shard_writer_put(j->w, j->pos - 1, enc, len);
+}
+
+int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len)
+{
+	nz_array *a = j->a;
+	int err;
+	if (!a->sharded) /* an unsharded array's "shard" is its chunk */
+		return nz_array_write_chunk(a, s, j->first, chunk, len);
+	if (len != a->chunk_nbytes || a->ocodec != NZ_OBJECT_NONE)
+		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu bytes of a fixed-size dtype, %zu given",
+				     a->path, a->chunk_nbytes, len);
+	if ((err = next_inner(j)) <= 0)
+		return err;
+	if (a->skip_empty && nz__chunk_is_empty(a, chunk))
+		return 0;
+	return put_encoded(j, s, chunk, len, a->dtype.itemsize);
+}
+
+int nz__shard_put_chunk_vlen(nz__shard_job *j, nz_scratch *s, const char *const *items, const size_t *lens,
+			     size_t count)
+{
+	nz_array *a = j->a;
+	nz_buf obj = { 0 };
+	int err;
+	if (!a->sharded)
+		return nz_array_write_chunk_vlen(a, s, j->first, items, lens, count);
+	if (a->ocodec == NZ_OBJECT_NONE || count != a->chunk_nelems)
+		return nz__error_set(NZ_EINVAL, "array '%s': an inner chunk is %zu elements of an object dtype, %zu given",
+				     a->path, a->chunk_nelems, count);
+	if ((err = next_inner(j)) <= 0)
+		return err;
+	/* vlen chunks are stored whatever they hold, as unsharded ones are */
+	if ((err = nz__vlen_encode(&obj, a, items, lens, count)) == 0)
+		err = put_encoded(j, s, obj.data, obj.len, 1);
+	nz__buf_free(&obj);
 	return err;
 }
 

@@ -94,6 +94,14 @@ int nz__shard3_get(void **data, size_t *len, const nz_array *a, const uint64_t *
 typedef struct nz__shard_job nz__shard_job;
 int nz__shard_begin(nz__shard_job **out, nz_array *a, const uint64_t *shard_index);
 int nz__shard_put_chunk(nz__shard_job *j, nz_scratch *s, const void *chunk, size_t len);
+/** The same for an object array: `count` (a full inner chunk of) elements,
+ *  as nz_array_write_chunk_vlen takes them. */
+int nz__shard_put_chunk_vlen(nz__shard_job *j, nz_scratch *s, const char *const *items, const size_t *lens,
+			     size_t count);
+/** The next inner chunk as already-encoded bytes (the inner codecs' output,
+ *  stored unchanged); enc NULL leaves its entry empty. Unsharded: the
+ *  chunk itself, put (or, for NULL, removed). */
+int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len);
 int nz__shard_end(nz__shard_job *j);
 void nz__shard_abort(nz__shard_job *j);
 /** 1 if every element of a full chunk equals the fill value (NaN = NaN). */

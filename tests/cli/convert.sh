@@ -28,10 +28,10 @@ for c in "" convert info; do
 	"$NZ_CLI" $c --help | grep -q '^usage: nwbzarr' || fail "$c --help"
 done
 expect_fail "no command" "no command" -- "$NZ_CLI"
-expect_fail "unknown flag" "--bogus" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/x" --bogus 1
+expect_fail "unknown flag" "--bogus" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/x" --bogus 1
 
 # --- round trip -------------------------------------------------------------
-"$NZ_CLI" convert "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 30000 -j2 -q \
+"$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 30000 -j2 -q \
 	|| fail "convert exit $?"
 py "
 import numpy as np, zarr, sys
@@ -56,7 +56,7 @@ assert d['shape'] == [3001, 8] and d['stored_bytes'] > 0
 
 # --- header offset, other dtypes, other compressors
 { head -c 64 /dev/zero; cat "$T/rec.bin"; } >"$T/hdr.bin"
-"$NZ_CLI" convert "$T/hdr.bin" -o "$T/hdr.nwb.zarr" --channels 8 --rate 1000 --offset 64 \
+"$NZ_CLI" convert --zarr-format 2 "$T/hdr.bin" -o "$T/hdr.nwb.zarr" --channels 8 --rate 1000 --offset 64 \
 	--dtype uint16 --compressor zstd --clevel 3 -q || fail "convert --offset/--dtype"
 py "
 import numpy as np, zarr
@@ -65,8 +65,8 @@ d = zarr.open_consolidated('$T/hdr.nwb.zarr', mode='r')['acquisition/ElectricalS
 assert d.dtype == np.uint16 and np.array_equal(d[...], raw)
 assert d.compressor.codec_id == 'zstd' and d.compressor.level == 3, d.compressor
 " || fail "--offset/--dtype/--compressor values"
-expect_fail "bad dtype" "--dtype" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/d.nwb.zarr" --channels 8 --rate 1 --dtype int17 -q
-expect_fail "bad compressor" "--compressor" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/d.nwb.zarr" --channels 8 --rate 1 --compressor lzma -q
+expect_fail "bad dtype" "--dtype" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/d.nwb.zarr" --channels 8 --rate 1 --dtype int17 -q
+expect_fail "bad compressor" "--compressor" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/d.nwb.zarr" --channels 8 --rate 1 --compressor lzma -q
 [ ! -e "$T/d.nwb.zarr" ] || fail "bad options: output was created"
 
 # --- same bytes for any -j (seeded ids, fixed dates) --------------------------
@@ -77,7 +77,7 @@ cat >"$T/session.json" <<'JSON'
  "series": {"conversion": 1.95e-7}}
 JSON
 for j in 1 2 3; do
-	"$NZ_CLI" convert "$T/rec.bin" -o "$T/j$j.nwb.zarr" --channels 8 --rate 30000 -j$j \
+	"$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/j$j.nwb.zarr" --channels 8 --rate 30000 -j$j \
 		--chunks 250,4 --meta "$T/session.json" --seed 7 -q || fail "convert -j$j"
 done
 diff -r "$T/j1.nwb.zarr" "$T/j2.nwb.zarr" >/dev/null || fail "-j1 and -j2 outputs differ"
@@ -86,7 +86,7 @@ grep -q '"conversion": 1.95e-07' "$T/j1.nwb.zarr/acquisition/ElectricalSeries/da
 	|| fail "session conversion not applied"
 ls "$T/j1.nwb.zarr/acquisition/ElectricalSeries/data" | grep -q '^12\.1$' || fail "--chunks not applied"
 
-"$NZ_CLI" convert "$T/rec.bin" -o "$T/flag.nwb.zarr" --channels 8 --rate 30000 -q \
+"$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/flag.nwb.zarr" --channels 8 --rate 30000 -q \
 	--meta "$T/session.json" --identifier from-flag --conversion 2e-6 --species Rattus || fail "flags + meta"
 py "
 import zarr
@@ -111,7 +111,7 @@ cat >"$T/ref.json" <<'JSON'
                 {"group": "shank0", "x": 3, "y": 0, "z": 30, "imp": 1e6, "filtering": "none"}],
  "series": {"description": "synthetic ephys (gen_ephys seed 1)", "conversion": 1.95e-7}}
 JSON
-"$NZ_CLI" convert "$NZ_REF/raw/reference_ephys.int16" -o "$T/ref.nwb.zarr" -q \
+"$NZ_CLI" convert --zarr-format 2 "$NZ_REF/raw/reference_ephys.int16" -o "$T/ref.nwb.zarr" -q \
 	--channels 4 --rate 30000 --chunks 5000,4 --meta "$T/ref.json" \
 	--spec-from "$NZ_REF/nwb/reference.nwb" || fail "convert of the reference recording"
 "$NZ_PYTHON" "$(dirname "$0")/../nwb/compare_layout.py" --subset "$T/ref.nwb.zarr" \
@@ -121,7 +121,7 @@ JSON
 # --- side-car metadata --------------------------------------------------------
 cp "$T/rec.bin" "$T/sg.ap.bin"
 printf 'nSavedChans=8\nimSampRate=30000\nimAiRangeMax=0.6\nimMaxInt=512\n~imroTbl=(0,8)(0 0 0 500 250 1)\n' >"$T/sg.ap.meta"
-"$NZ_CLI" convert "$T/sg.ap.bin" -o "$T/sg.nwb.zarr" -q || fail "convert with SpikeGLX .meta"
+"$NZ_CLI" convert --zarr-format 2 "$T/sg.ap.bin" -o "$T/sg.nwb.zarr" -q || fail "convert with SpikeGLX .meta"
 py "
 import zarr, numpy as np
 g = zarr.open_consolidated('$T/sg.nwb.zarr', mode='r')
@@ -132,7 +132,7 @@ assert abs(a.attrs['conversion'] - 0.6 / (512 * 500)) < 1e-15, a.attrs['conversi
 mkdir -p "$T/oe/continuous/Rhythm_FPGA-100.0"
 cp "$T/rec.bin" "$T/oe/continuous/Rhythm_FPGA-100.0/continuous.dat"
 echo '{"continuous": [{"folder_name": "Rhythm_FPGA-100.0/", "sample_rate": 20000.0, "num_channels": 8, "channels": [{"bit_volts": 0.195, "units": "uV"}]}]}' >"$T/oe/structure.oebin"
-"$NZ_CLI" convert "$T/oe/continuous/Rhythm_FPGA-100.0/continuous.dat" -o "$T/oe.nwb.zarr" --json \
+"$NZ_CLI" convert --zarr-format 2 "$T/oe/continuous/Rhythm_FPGA-100.0/continuous.dat" -o "$T/oe.nwb.zarr" --json \
 	>"$T/oe.json" || fail "convert with structure.oebin"
 py "
 import json
@@ -143,36 +143,36 @@ assert s['sidecar'].endswith('structure.oebin') and s['mb_per_s'] > 0
 
 # --- bad inputs ---------------------------------------------------------------
 head -c 48015 "$T/rec.bin" >"$T/odd.bin"
-expect_fail "partial frame" "odd.bin" -- "$NZ_CLI" convert "$T/odd.bin" -o "$T/odd.nwb.zarr" --channels 8 --rate 1 -q
+expect_fail "partial frame" "odd.bin" -- "$NZ_CLI" convert --zarr-format 2 "$T/odd.bin" -o "$T/odd.nwb.zarr" --channels 8 --rate 1 -q
 [ ! -e "$T/odd.nwb.zarr" ] || fail "partial frame: output was created"
-expect_fail "channels do not divide" "rec.bin" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/c7.nwb.zarr" --channels 7 --rate 1 -q
+expect_fail "channels do not divide" "rec.bin" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/c7.nwb.zarr" --channels 7 --rate 1 -q
 [ ! -e "$T/c7.nwb.zarr" ] || fail "bad channel count: output was created"
-expect_fail "missing input" "nothere.bin" -- "$NZ_CLI" convert "$T/nothere.bin" -o "$T/m.nwb.zarr" --channels 8 --rate 1 -q
+expect_fail "missing input" "nothere.bin" -- "$NZ_CLI" convert --zarr-format 2 "$T/nothere.bin" -o "$T/m.nwb.zarr" --channels 8 --rate 1 -q
 [ ! -e "$T/m.nwb.zarr" ] || fail "missing input: output was created"
-expect_fail "no channel count" "--channels" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/n.nwb.zarr" --rate 1 -q
+expect_fail "no channel count" "--channels" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/n.nwb.zarr" --rate 1 -q
 echo '{"identifier": "x",' >"$T/bad.json"
-expect_fail "bad JSON" "bad.json" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/bad.json" -q
+expect_fail "bad JSON" "bad.json" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/bad.json" -q
 echo '{"identifer": "x"}' >"$T/typo.json"
-expect_fail "unknown key" "identifer" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/typo.json" -q
+expect_fail "unknown key" "identifer" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/typo.json" -q
 [ ! -e "$T/b.nwb.zarr" ] || fail "bad JSON: output was created"
 echo '{"session_start_time": "2024-01-02 03:04"}' >"$T/time.json"
-expect_fail "time without zone" "time zone" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/time.json" -q
+expect_fail "time without zone" "time zone" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/b.nwb.zarr" --channels 8 --rate 1 --meta "$T/time.json" -q
 echo '{"electrode_groups": [{"name": "g"}], "electrodes": [{"group": "g"}]}' >"$T/few.json"
-expect_fail "electrodes != channels" "1 electrodes" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/e.nwb.zarr" --channels 8 --rate 1 --meta "$T/few.json" -q
+expect_fail "electrodes != channels" "1 electrodes" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/e.nwb.zarr" --channels 8 --rate 1 --meta "$T/few.json" -q
 [ ! -e "$T/e.nwb.zarr" ] || fail "electrode count mismatch: output was created"
 before=$(cat "$T/a.nwb.zarr/.zmetadata" | md5sum)
-expect_fail "existing output" "--overwrite" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 1 -q
+expect_fail "existing output" "--overwrite" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 1 -q
 [ "$(md5sum <"$T/a.nwb.zarr/.zmetadata")" = "$before" ] || fail "existing output was modified"
-"$NZ_CLI" convert "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 2 -q --overwrite || fail "--overwrite"
+"$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/a.nwb.zarr" --channels 8 --rate 2 -q --overwrite || fail "--overwrite"
 grep -q '"rate": 2.0' "$T/a.nwb.zarr/acquisition/ElectricalSeries/starting_time/.zattrs" || fail "--overwrite did not replace"
 # a bad --spec-from is found before the output is touched, and the message
 # suggests no --resume (it could not help)
-expect_fail "bad --spec-from" "nospec.nwb" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 --spec-from "$T/nospec.nwb" -q
+expect_fail "bad --spec-from" "nospec.nwb" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 --spec-from "$T/nospec.nwb" -q
 [ ! -e "$T/s.nwb.zarr" ] || fail "bad --spec-from: output was created"
 grep -q -- "--resume" "$T/err.txt" && fail "bad --spec-from suggests --resume"
 # a failure after data were written (an injected full disk) leaves no
 # .zmetadata, and says the output is incomplete and resumable
-NZ_TEST_STORE_MAX_BYTES=20000 expect_fail "full disk" "No space left" -- "$NZ_CLI" convert "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 -q
+NZ_TEST_STORE_MAX_BYTES=20000 expect_fail "full disk" "No space left" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/s.nwb.zarr" --channels 8 --rate 1 -q
 grep -q "incomplete.*--resume" "$T/err.txt" || fail "failure does not say the output is incomplete"
 [ -d "$T/s.nwb.zarr" ] && [ ! -e "$T/s.nwb.zarr/.zmetadata" ] || fail "failed output has .zmetadata"
 "$NZ_CLI" info "$T/s.nwb.zarr" >"$T/inc.txt"; [ $? -eq 3 ] && grep -q "INCOMPLETE" "$T/inc.txt" || fail "info does not flag the incomplete file"

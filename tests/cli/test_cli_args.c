@@ -126,16 +126,17 @@ int main(void)
 		ASSERT_EQ_INT(nzc_parse_jobs(&jobs, "0", err, 256), 0);
 		ASSERT_EQ_INT(jobs, 0);
 	}
-	/* Zarr format and shards: 2 is accepted; shards need 3 and must be a
-	 * multiple of the chunks; 3 itself is refused until issue 12. */
+	/* Zarr format and shards: 2 and 3 (convert's default) are accepted;
+	 * shards need 3 and must be a multiple of the chunks. */
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "2"), 0);
 	ASSERT_EQ_INT(a.zarr_format, 2);
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format=4"), -1);
 	ASSERT_CONTAINS(err, "--zarr-format needs 2 or 3, not '4'");
-	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3"), -1);
-	ASSERT_CONTAINS(err, "not available yet (issue 12)");
-	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--shards", "1000,64"), -1);
-	ASSERT_CONTAINS(err, "--shards needs --zarr-format 3");
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3"), 0);
+	ASSERT_EQ_INT(a.zarr_format, 3);
+	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--shards", "1000,64"), 0);
+	ASSERT_EQ_INT(a.have_shards, 1);
+	ASSERT_EQ_U64(a.shards[0], 1000);
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "2", "--shards",
 			    "1000,64"), -1);
 	ASSERT_CONTAINS(err, "--shards needs --zarr-format 3");
@@ -145,8 +146,7 @@ int main(void)
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--shards", "0,64"), -1);
 	ASSERT_CONTAINS(err, "--shards needs ROWS,COLS");
 	ASSERT_EQ_INT(PARSE(&a, err, "convert", "r", "-o", "o", "--zarr-format", "3", "--chunks",
-			    "100,64", "--shards", "1000,128"), -1);
-	ASSERT_CONTAINS(err, "issue 12"); /* consistent, and still refused */
+			    "100,64", "--shards", "1000,128"), 0);
 	{
 		uint64_t p[2];
 		ASSERT_EQ_INT(nzc_parse_pair(p, "300000,384"), 0);

@@ -51,7 +51,7 @@ for p in "$T"/prog_*.c; do
 	echo "$n: $(tail -1 "$T/$n.out")"
 done
 # What the programs say they wrote is there.
-[ -f "$T/run/example.nwb.zarr/.zmetadata" ] || fail "the NWB example wrote no example.nwb.zarr/.zmetadata"
+grep -q consolidated_metadata "$T/run/example.nwb.zarr/zarr.json" || fail "the NWB example wrote no consolidated example.nwb.zarr/zarr.json"
 [ -f "$T/run/ramp.zarr/ramp/.zarray" ] || fail "the engine example wrote no ramp.zarr/ramp/.zarray"
-[ -f "$T/run/loop.nwb.zarr/.zmetadata" ] || fail "the acquisition-loop example wrote no loop.nwb.zarr/.zmetadata"
+grep -q consolidated_metadata "$T/run/loop.nwb.zarr/zarr.json" || fail "the acquisition-loop example wrote no consolidated loop.nwb.zarr/zarr.json"
 echo ok

@@ -273,8 +273,44 @@ static void test_specs(void)
 	nz_store_free(st);
 }
 
+/* DANDI: no chunk key deeper than 7 components below the root; where "/"
+ * would go deeper, "." separates the indices. */
+static void test_key_depth(void)
+{
+	nz_store *st = fresh_store("depth");
+	nz__hdmf h;
+	nz__hdmf_dset d = {0};
+	uint64_t shape[2] = {2, 2}, zero[2] = {0, 0};
+	int16_t v[4] = {1, 2, 3, 4};
+	const char *paths[2] = {"processing/m/s/data", "processing/m/LFP/s/data"};
+	const char *keys[2] = {"processing/m/s/data/c/0/0",      /* 4 + c + 2 = 7: "/" */
+			       "processing/m/LFP/s/data/c.0.0"}; /* 5 + c + 2 = 8: "." */
+	json_t *j;
+
+	ASSERT_OK(nz__hdmf_init_format(&h, st, 2, NULL, 3));
+	d.dtype = "<i2";
+	d.ndim = 2;
+	d.shape = shape;
+	for (int i = 0; i < 2; i++) {
+		nz_array *a = NULL;
+		char *key = NULL;
+		ASSERT_OK(nz__hdmf_dset_write(&h, paths[i], &d, v, sizeof v));
+		ASSERT_OK(nz_array_open(&a, st, paths[i]));
+		ASSERT_OK(nz_array_chunk_key(&key, a, zero));
+		ASSERT_EQ_STR(key, keys[i]);
+		nz_free(key);
+		nz_array_free(a);
+	}
+	j = doc_of(st, "processing/m/LFP/s/data");
+	ASSERT_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(j, "chunk_key_encoding"),
+									"configuration"), "separator")), ".");
+	json_decref(j);
+	nz_store_free(st);
+}
+
 int main(void)
 {
+	test_key_depth();
 	test_specs();
 	test_objects();
 	test_table();

@@ -11,7 +11,9 @@ rm -rf "$T" && mkdir -p "$T"
 py() { "$NZ_PYTHON" -c "$@"; }
 py "import numpy as np; np.random.default_rng(3).integers(-3000, 3000, (20001, 12), dtype='<i2').tofile('$T/rec.bin')"
 py "import numpy as np; np.random.default_rng(4).integers(-9, 9, (1500, 4), dtype='<i2').tofile('$T/tiny.bin')"
-same=(--seed 11 --create-date 2024-05-06T07:08:09Z -q)
+# Zarr v2 unless a case asks for 3 (a later --zarr-format wins): the chunk
+# count and zarr-python 2 read-back below are v2's.
+same=(--seed 11 --create-date 2024-05-06T07:08:09Z -q --zarr-format 2)
 
 # --- byte-identical to one process ---------------------------------------
 # case: NAME INPUT CHANNELS [convert flags...]
@@ -29,6 +31,13 @@ check_same rows "$T/rec.bin" 12 --chunks 1000,12      # 21 chunks: 11+10, 7+7+7
 check_same cols "$T/rec.bin" 12 --chunks 3000,5       # 7x3 chunks, bands of 3
 check_same tiny "$T/tiny.bin" 4 --chunks 1000,4       # 2 chunks for 3 ranks
 check_same dflt "$T/rec.bin" 12                       # default chunking: 1 chunk
+# Zarr v3 (convert's default): ranks own whole shards
+check_same rows3 "$T/rec.bin" 12 --zarr-format 3 --chunks 1000,12 --shards 3000,12  # 7 shards
+check_same cols3 "$T/rec.bin" 12 --zarr-format 3 --chunks 3000,6 --shards 6000,12   # 4 shards
+check_same dflt3 "$T/rec.bin" 12 --zarr-format 3                                   # unsharded
+n=$(ls "$T/rows3.3/acquisition/ElectricalSeries/data/c" | wc -l)
+[ "$n" = 7 ] || fail "rows3: $n shard rows, expected 7"
+grep -q consolidated_metadata "$T/rows3.3/zarr.json" || fail "rows3: -n 3 output not consolidated"
 n=$(ls "$T/rows.3/acquisition/ElectricalSeries/data" | wc -l)
 [ "$n" = 21 ] || fail "rows: $n chunk files, expected 21"
 py "

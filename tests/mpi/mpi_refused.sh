@@ -15,5 +15,5 @@ grep -q 'built without MPI (cmake -DNZ_MPI=ON)' "$T/err.txt" || fail "message: $
 [ -e "$T/a.zarr" ] && fail "output written by a refused run"
 mpi 1 "$NZ_CLI" convert "$T/rec.bin" -o "$T/b.zarr" --channels 4 --rate 1000 -q \
 	|| fail "mpirun -n 1: exit $?"
-[ -f "$T/b.zarr/.zmetadata" ] || fail "mpirun -n 1: no .zmetadata"
+grep -q consolidated_metadata "$T/b.zarr/zarr.json" || fail "mpirun -n 1: not consolidated"
 [ "$fails" = 0 ] && echo "ok" || exit 1

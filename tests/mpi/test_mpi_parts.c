@@ -2,7 +2,8 @@
  * metadata with skip_series_data + skip_finalise, the data written as
  * separate parts with different jobs (as ranks would), nz_nwb_finalise;
  * the result must be byte-identical to an ordinary write. Also: resume of
- * a part keeps whole chunks, and errors name the file and array. */
+ * a part keeps whole chunks, and errors name the file and array. Zarr v2
+ * (chunk by chunk) and v3 (whole shards) alike. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -30,10 +31,40 @@ static int same_tree(void)
 	return system(cmd) == 0;
 }
 
+/* 1 if the root zarr.json of `dir` holds consolidated metadata. */
+static int consolidated3(const char *dir)
+{
+	char cmd[2200];
+	snprintf(cmd, sizeof cmd, "grep -q consolidated_metadata '%s/zarr.json'", dir);
+	return system(cmd) == 0;
+}
+
+static int consolidated2(const char *dir)
+{
+	return exists(dir, ".zmetadata");
+}
+
+/* The data of `par` as three parts written with jobs 1, 2 and 3 (as ranks
+ * would); the file stays unconsolidated until nz_nwb_finalise. */
+static void write_parts(nz_write_opts *wo, nz_source *src, int (*consolidated)(const char *))
+{
+	wo->nparts = 3;
+	for (int k = 0; k < 3; k++) {
+		wo->part = (uint64_t)k;
+		wo->jobs = k + 1;
+		ASSERT_OK(nz_nwb_write_series_part(par, ARRAY, src, wo, 0, 0, NULL));
+		ASSERT(!consolidated(par));
+	}
+	ASSERT_OK(nz_nwb_finalise(par));
+	ASSERT(consolidated(par) && !exists(par, NZ_INCOMPLETE_MARKER));
+	ASSERT(same_tree());
+}
+
 /* Metadata and (unless skip) data of one ElectricalSeries file. */
-static void write_file(const char *path, nz_source *src, int skip)
+static void write_file(const char *path, nz_source *src, int skip, int zarr_format)
 {
 	static const uint64_t chunks[2] = {700, 4}; /* a 15 x 2 chunk grid */
+	static const uint64_t shards[2] = {1400, 8}; /* v3: 8 shards of 2 x 2 chunks */
 	nz_nwb_opts o = NZ_NWB_OPTS_INIT;
 	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
 	nz_nwb_electrode e = NZ_NWB_ELECTRODE_INIT;
@@ -45,6 +76,7 @@ static void write_file(const char *path, nz_source *src, int skip)
 	o.object_id_seed = 5;
 	o.jobs = 2;
 	o.skip_series_data = o.skip_finalise = skip;
+	o.zarr_format = zarr_format;
 	ASSERT_OK(nz_nwb_create(&f, path, &o));
 	ASSERT_OK(nz_nwb_add_device(f, "probe", "a probe", NULL));
 	ASSERT_OK(nz_nwb_add_electrode_group(f, "g", "group", "CA1", "probe"));
@@ -53,6 +85,7 @@ static void write_file(const char *path, nz_source *src, int skip)
 	so.name = "ElectricalSeries";
 	so.rate = 30000;
 	so.chunks = chunks;
+	so.shards = shards;
 	ASSERT_OK(nz_nwb_add_electrical_series(f, &so, src));
 	ASSERT_OK(nz_nwb_close(f));
 	nz_nwb_free(f);
@@ -75,25 +108,16 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", ref, par);
 	ASSERT(system(cmd) == 0);
 	ASSERT_OK(nz_source_from_memory(&src, data, "<i2", 2, shape));
-	write_file(ref, src, 0);
+	write_file(ref, src, 0, 2);
 
 	/* Metadata only: the array exists without chunks; incomplete. */
-	write_file(par, src, 1);
+	write_file(par, src, 1, 2);
 	ASSERT(exists(par, ARRAY "/.zarray") && !exists(par, ARRAY "/0.0"));
 	ASSERT(!exists(par, ".zmetadata") && exists(par, NZ_INCOMPLETE_MARKER));
 
 	/* Three parts with different jobs and the same task shape. */
 	wo.task_chunks = tc;
-	wo.nparts = 3;
-	for (int k = 0; k < 3; k++) {
-		wo.part = (uint64_t)k;
-		wo.jobs = k + 1;
-		ASSERT_OK(nz_nwb_write_series_part(par, ARRAY, src, &wo, 0, 0, NULL));
-		ASSERT(!exists(par, ".zmetadata"));
-	}
-	ASSERT_OK(nz_nwb_finalise(par));
-	ASSERT(exists(par, ".zmetadata") && !exists(par, NZ_INCOMPLETE_MARKER));
-	ASSERT(same_tree());
+	write_parts(&wo, src, consolidated2);
 
 	/* Resume of a part: a missing and a corrupt chunk are written again,
 	 * the 28 others kept. */
@@ -124,6 +148,27 @@ int main(void)
 	ASSERT_ERR(NZ_EINVAL, nz_nwb_write_series_part(par, ARRAY, NULL, &wo, 0, 0, NULL));
 	ASSERT(nz_nwb_finalise("/nonexistent/x.zarr") < 0);
 	ASSERT_CONTAINS(nz_error_last()->message, "/nonexistent/x.zarr");
+
+	/* Zarr v3: parts own whole shards; the same bytes as one write. */
+	snprintf(ref, sizeof ref, "%s/mpi_parts3_ref", tmp ? tmp : "/tmp");
+	snprintf(par, sizeof par, "%s/mpi_parts3", tmp ? tmp : "/tmp");
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", ref, par);
+	ASSERT(system(cmd) == 0);
+	write_file(ref, src, 0, 3);
+	write_file(par, src, 1, 3);
+	ASSERT(exists(par, ARRAY "/zarr.json") && !exists(par, ARRAY "/c"));
+	ASSERT(!consolidated3(par) && exists(par, NZ_INCOMPLETE_MARKER));
+	wo.task_chunks = NULL;
+	write_parts(&wo, src, consolidated3);
+	/* a missing shard is written again on resume, the 7 others kept */
+	snprintf(chunk, sizeof chunk, "%s/" ARRAY "/c/3/0", par);
+	ASSERT(unlink(chunk) == 0);
+	wo.part = 0;
+	wo.nparts = 1;
+	ASSERT_OK(nz_nwb_write_series_part(par, ARRAY, src, &wo, 1, 0, &info));
+	ASSERT_EQ_U64(info.chunks_kept, 7);
+	ASSERT_EQ_U64(info.chunks_written, 1);
+	ASSERT(same_tree());
 
 	nz_source_free(wrong);
 	nz_source_free(src);

@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 	stamps = read_all(st, "processing/behavior/speed/timestamps", sizeof *stamps, &n_ts);
 	nz_store_free(st);
 
+	o.zarr_format = 2; /* the reference is hdmf-zarr 0.6's v2 layout */
 	o.identifier = "ref-0001-2f6d1c7e";
 	o.session_description = "hdmf-zarr reference file for the C NWB-Zarr writer";
 	o.session_start_time = "2024-01-02T03:04:05-08:00";

@@ -26,6 +26,7 @@ static void base_opts(nz_nwb_opts *o)
 	o->file_create_date = "2024-01-02T03:04:05.123+05:30";
 	o->object_id_seed = 9;
 	o->jobs = 2;
+	o->zarr_format = 2; /* these tests look at Zarr v2 keys; test_v3 at v3's */
 }
 
 static void test_create_errors(void)
@@ -251,6 +252,79 @@ static void test_default_chunks(void)
 	ASSERT_EQ_U64(chunks[0], 10);
 }
 
+/* The default shards: every channel, whole chunks of rows making about
+ * 256 MiB, none for data that fits one chunk. */
+static void test_default_shards(void)
+{
+	uint64_t chunks[2], shards[2], shape[2] = {1800000, 384}, small[2] = {100, 4};
+	nz_nwb_default_chunks(chunks, 2, shape, 2);
+	ASSERT_EQ_INT(nz_nwb_default_shards(shards, 2, shape, chunks, 2), 1);
+	ASSERT_EQ_U64(shards[1], 384);
+	ASSERT_EQ_U64(shards[0] % chunks[0], 0);
+	ASSERT_EQ_U64(shards[0] / chunks[0], 64); /* 64 x 4 MiB */
+	shape[0] = chunks[0] * 3 - 5; /* 3 chunks of rows: one shard of them */
+	ASSERT_EQ_INT(nz_nwb_default_shards(shards, 2, shape, chunks, 2), 1);
+	ASSERT_EQ_U64(shards[0], chunks[0] * 3);
+	nz_nwb_default_chunks(chunks, 2, small, 2);
+	ASSERT_EQ_INT(nz_nwb_default_shards(shards, 2, small, chunks, 2), 0);
+}
+
+/* Zarr v3 (the default): a complete file is consolidated in its root
+ * zarr.json, series data are sharded, and a unit over DANDI's 5 GiB is
+ * refused before anything of the series is written. */
+static void test_v3(void)
+{
+	static int16_t data[20000][2];
+	nz_nwb_opts o;
+	nz_nwb *f = NULL;
+	nz_nwb_electrode e = NZ_NWB_ELECTRODE_INIT;
+	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
+	nz_source *src = NULL, *huge = NULL;
+	nz_store *st = NULL;
+	nz_array *a = NULL;
+	uint64_t shape[2] = {20000, 2}, chunks[2] = {1000, 2}, big[2] = {(uint64_t)1 << 32, 2};
+	uint64_t start[2] = {19999, 0}, count[2] = {1, 2};
+	int16_t last[2];
+
+	for (int i = 0; i < 20000; i++)
+		data[i][0] = (int16_t)i, data[i][1] = (int16_t)-i;
+	nz_test_rm_rf(out);
+	base_opts(&o);
+	o.zarr_format = 0;
+	ASSERT_OK(nz_nwb_create(&f, out, &o));
+	ASSERT_OK(nz_nwb_add_device(f, "probe", "a probe", NULL));
+	ASSERT_OK(nz_nwb_add_electrode_group(f, "g", "group", "CA1", "probe"));
+	e.group = "g";
+	ASSERT_OK(nz_nwb_add_electrodes(f, &e, 2, 1));
+	ASSERT_OK(nz_source_from_memory(&src, data, "<i2", 2, shape));
+	ASSERT_OK(nz_source_from_memory(&huge, data, "<i2", 2, big));
+	so.name = "big";
+	so.rate = 1000;
+	so.chunks = big;
+	ASSERT_ERR(NZ_EINVAL, nz_nwb_add_electrical_series(f, &so, huge));
+	ASSERT_CONTAINS(nz_error_last()->message, "5 GiB");
+	ASSERT(!exists("acquisition/big/data"));
+	so.name = "es";
+	so.chunks = chunks;
+	ASSERT_OK(nz_nwb_add_electrical_series(f, &so, src));
+	ASSERT_OK(nz_nwb_close(f));
+	nz_nwb_free(f);
+	ASSERT(exists("zarr.json") && !exists(".zgroup") && !exists(".zmetadata"));
+	ASSERT(exists("acquisition/es/data/c/0/0") && !exists("acquisition/es/data/c/1/0"));
+	ASSERT_OK(nz_store_open_dir(&st, out, 0));
+	ASSERT_OK(nz_nwb_check_complete(st));
+	ASSERT_OK(nz_array_open(&a, st, "acquisition/es/data"));
+	ASSERT_EQ_INT(nz_array_zarr_format(a), 3);
+	ASSERT_EQ_U64(nz_array_shards(a)[0], 20000); /* 20 chunks: one shard */
+	ASSERT_EQ_U64(nz_array_chunks(a)[0], 1000);
+	ASSERT_OK(nz_array_read_region(a, start, count, last, sizeof last));
+	ASSERT(last[0] == 19999 && last[1] == -19999);
+	nz_array_free(a);
+	nz_store_free(st);
+	nz_source_free(src);
+	nz_source_free(huge);
+}
+
 int main(void)
 {
 	snprintf(out, sizeof out, "%s/nwb_api.nwb.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
@@ -259,5 +333,7 @@ int main(void)
 	test_checked_first();
 	test_build();
 	test_default_chunks();
+	test_default_shards();
+	test_v3();
 	return 0;
 }

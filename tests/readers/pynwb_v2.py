@@ -40,7 +40,7 @@ def read(path, strict):
 
 # defaults only: no cached schema (hdmf-zarr warns and uses pynwb's own)
 plain = tmp / "plain.nwb.zarr"
-subprocess.run([cli, "convert", str(raw), "-o", str(plain), "--channels", "4", "--rate", "30000",
+subprocess.run([cli, "convert", "--zarr-format", "2", str(raw), "-o", str(plain), "--channels", "4", "--rate", "30000",
                 "-j2", "-q"], check=True)
 io, _ = read(plain, strict=False)
 io.close()
@@ -59,7 +59,7 @@ session.write_text("""{"identifier": "pynwb-check", "session_description": "pynw
                 {"group": "shank0", "x": 3}],
  "series": {"description": "raw", "conversion": 1.95e-7, "channel_conversion": [1, 1, 0.5, 2]}}""")
 full = tmp / "full.nwb.zarr"
-subprocess.run([cli, "convert", str(raw), "-o", str(full), "--channels", "4", "--rate", "30000", "-j3",
+subprocess.run([cli, "convert", "--zarr-format", "2", str(raw), "-o", str(full), "--channels", "4", "--rate", "30000", "-j3",
                 "-q", "--meta", str(session), "--spec-from", str(ref / "nwb" / "reference.nwb"),
                 "--chunks", "4096,2"], check=True)
 io, f = read(full, strict=True)

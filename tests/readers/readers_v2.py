@@ -33,7 +33,7 @@ rng = np.random.default_rng(7)
 x = (rng.standard_normal((5003, 12)) * 300).astype("<i2")  # an edge chunk in time
 (tmp / "rec.bin").write_bytes(x.tobytes())
 out = tmp / "rec.nwb.zarr"
-subprocess.run([os.environ["NZ_CLI"], "convert", str(tmp / "rec.bin"), "-o", str(out),
+subprocess.run([os.environ["NZ_CLI"], "convert", "--zarr-format", "2", str(tmp / "rec.bin"), "-o", str(out),
                 "--channels", "12", "--rate", "2500", "--chunks", "1000,5", "-j", "2", "--quiet"],
                check=True)
 data = out / "acquisition" / "ElectricalSeries" / "data"

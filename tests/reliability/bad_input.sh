@@ -75,25 +75,25 @@ expect_fail "export: output exists" "output 'ex' already exists" -- "$NZ_CLI" ex
 # --- outputs that cannot be written ------------------------------------------
 echo x >afile
 expect_fail "output below a file" "afile/out" -- "${CONV[@]}" rec.bin -o afile/out "${A[@]}"
-"$NZ_CLI" convert rec.bin "${A[@]}" -o ok --seed 1 --create-date 2024-01-01T00:00:00Z || fail "good convert"
+"$NZ_CLI" convert --zarr-format 2 rec.bin "${A[@]}" -o ok --seed 1 --create-date 2024-01-01T00:00:00Z || fail "good convert"
 # a disk that fills (injected), for convert and export
-NZ_TEST_STORE_MAX_BYTES=200000 timeout 10 "$NZ_CLI" convert rec.bin "${A[@]}" -o full1 2>err.txt
+NZ_TEST_STORE_MAX_BYTES=200000 timeout 10 "$NZ_CLI" convert --zarr-format 2 rec.bin "${A[@]}" -o full1 2>err.txt
 [ $? -eq 1 ] && grep -q "full1/.*No space left on device" err.txt || fail "injected full disk: $(cat err.txt)"
 not_complete "injected full disk" full1
 NZ_TEST_STORE_MAX_BYTES=100000 expect_fail "export: injected full disk" "No space left" -- "$NZ_CLI" export in.nwb full2
 not_complete "export: injected full disk" full2
 # a file size limit (EFBIG): SIGXFSZ ignored so write() reports it
-(ulimit -f 64; trap '' XFSZ; exec "$NZ_CLI" convert rec.bin "${A[@]}" -o fsize --chunks 2000,32 --compressor none) 2>err.txt
+(ulimit -f 64; trap '' XFSZ; exec "$NZ_CLI" convert --zarr-format 2 rec.bin "${A[@]}" -o fsize --chunks 2000,32 --compressor none) 2>err.txt
 [ $? -eq 1 ] && grep -q "fsize/.*File too large" err.txt || fail "RLIMIT_FSIZE: $(cat err.txt)"
 not_complete "RLIMIT_FSIZE" fsize
 # a real full (and a read-only) filesystem: a 1 MiB tmpfs, then resumed after growing it
 if [ "$(id -u)" = 0 ] && mkdir -p mnt && mount -t tmpfs -o size=1m nz_rel_tmpfs mnt 2>/dev/null; then
 	trap 'umount "$T/mnt" 2>/dev/null' EXIT
-	"$NZ_CLI" convert rec.bin "${A[@]}" -o mnt/out --seed 1 --create-date 2024-01-01T00:00:00Z 2>err.txt
+	"$NZ_CLI" convert --zarr-format 2 rec.bin "${A[@]}" -o mnt/out --seed 1 --create-date 2024-01-01T00:00:00Z 2>err.txt
 	[ $? -eq 1 ] && grep -q "mnt/out.*No space left on device" err.txt || fail "tmpfs full: $(cat err.txt)"
 	not_complete "tmpfs full" mnt/out
 	mount -o remount,size=16m mnt || fail "remount"
-	"$NZ_CLI" convert rec.bin "${A[@]}" -o mnt/out --seed 1 --create-date 2024-01-01T00:00:00Z --resume \
+	"$NZ_CLI" convert --zarr-format 2 rec.bin "${A[@]}" -o mnt/out --seed 1 --create-date 2024-01-01T00:00:00Z --resume \
 		|| fail "resume after the disk was grown"
 	diff -r ok mnt/out >/dev/null || fail "resumed after a full disk: differs"
 	mount -o remount,ro mnt || fail "remount ro"

@@ -31,6 +31,8 @@ not_complete() {
 	local rc=$?
 	[ $rc -ne 0 ] || fail "$1: '$2' looks complete"
 	[ ! -e "$2/.zmetadata" ] || [ -e "$2/.nwbzarr-incomplete" ] || fail "$1: '$2' has .zmetadata and no marker"
+	! grep -qs consolidated_metadata "$2/zarr.json" || [ -e "$2/.nwbzarr-incomplete" ] ||
+		fail "$1: '$2' has consolidated zarr.json and no marker"
 }
 # make_rec FILE SEED FRAMES CHANNELS: int16 normal noise (sigma 30), which
 # compresses about 2:1, as a raw row-major recording.

@@ -7,7 +7,7 @@ make_rec rec.bin 1 4000 16
 FIXED=(--channels 16 --rate 1000 --create-date 2024-01-01T00:00:00Z
        --session-start-time 2024-01-01T00:00:00Z --chunks 100,16)
 ARGS=("${FIXED[@]}" --seed 3 -q)
-conv() { "$NZ_CLI" convert rec.bin "${ARGS[@]}" "$@"; }
+conv() { "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" "$@"; }
 conv -o ref -j1 || fail "reference write"
 data=acquisition/ElectricalSeries/data
 # Enough for the metadata and some chunks: the disk fills mid-data.
@@ -31,7 +31,7 @@ except KeyError:
     sys.exit(0)
 sys.exit(1)" || fail "zarr-python opens the incomplete store as consolidated"
 "$NZ_CLI" info a --json >info.json; grep -q "\"complete\": *false" info.json || fail "info --json lacks complete:false"
-"$NZ_CLI" convert rec.bin "${FIXED[@]}" --seed 3 -o a -j2 --resume 2>err.txt || fail "resume: $(cat err.txt)"
+"$NZ_CLI" convert --zarr-format 2 rec.bin "${FIXED[@]}" --seed 3 -o a -j2 --resume 2>err.txt || fail "resume: $(cat err.txt)"
 grep -q "resumed 'a': $n chunks kept, 0 corrupt rewritten, $((40 - n)) written" err.txt \
 	|| fail "resume summary: $(cat err.txt)"
 diff -r ref a >/dev/null || fail "resumed store differs from the uninterrupted one"
@@ -42,31 +42,31 @@ NZ_TEST_STORE_MAX_BYTES=$limit conv -o b -j1 2>/dev/null
 head -c 10 ref/$data/0.0 >b/$data/0.0           # truncated: does not decode
 cp ref/$data/2.0 b/$data/1.0                     # decodes, but to other data
 echo junk >"b/$data/.5.0.nztmp.123.0"            # a killed writer's temporary
-"$NZ_CLI" convert rec.bin "${FIXED[@]}" --seed 3 -o b -j2 --resume 2>err.txt || fail "resume over corrupt chunks"
+"$NZ_CLI" convert --zarr-format 2 rec.bin "${FIXED[@]}" --seed 3 -o b -j2 --resume 2>err.txt || fail "resume over corrupt chunks"
 grep -q "2 corrupt rewritten.*1 temporary files removed" err.txt || fail "corrupt summary: $(cat err.txt)"
 diff -r ref b >/dev/null || fail "store with corrupt chunks not repaired"
 
 # --- a request that differs from the interrupted one ------------------------
 NZ_TEST_STORE_MAX_BYTES=$limit conv -o c -j1 2>/dev/null
-expect_fail "other clevel" "differs" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o c --resume --compressor zstd
+expect_fail "other clevel" "differs" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o c --resume --compressor zstd
 grep -q "c/[a-z_/]*/.zarray' differs" err.txt || fail "mismatch does not name the document: $(cat err.txt)"
-expect_fail "other seed" "seed" -- "$NZ_CLI" convert rec.bin "${FIXED[@]}" --seed 4 -q -o c --resume
-expect_fail "other create date" "file_create_date" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o c --resume --create-date 2025-01-01T00:00:00Z
-expect_fail "other channels" "differs" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o c --resume --channels 8 --chunks 100,8
+expect_fail "other seed" "seed" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${FIXED[@]}" --seed 4 -q -o c --resume
+expect_fail "other create date" "file_create_date" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o c --resume --create-date 2025-01-01T00:00:00Z
+expect_fail "other channels" "differs" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o c --resume --channels 8 --chunks 100,8
 not_complete "refused resume" c
 conv -o c --resume || fail "resume after refused ones"
 diff -r ref c >/dev/null || fail "resume after refused ones differs"
 
 # --- nothing to resume, nothing there, flags that exclude each other --------
 before=$(find ref -type f | sort | xargs md5sum | md5sum)
-expect_fail "complete store" "already complete" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o ref --resume
+expect_fail "complete store" "already complete" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o ref --resume
 [ "$(find ref -type f | sort | xargs md5sum | md5sum)" = "$before" ] || fail "complete store modified"
 mkdir foreign && echo x >foreign/notes.txt
-expect_fail "not ours" "cannot be resumed" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o foreign --resume
+expect_fail "not ours" "cannot be resumed" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o foreign --resume
 [ "$(cat foreign/notes.txt)" = x ] || fail "foreign directory touched"
 conv -o d --resume || fail "resume of a missing output"
 diff -r ref d >/dev/null || fail "resume of a missing output differs"
-expect_fail "resume + overwrite" "exclude" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o d --resume --overwrite
+expect_fail "resume + overwrite" "exclude" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o d --resume --overwrite
 
 # --- killed right after the marker: nothing but the marker -----------------
 mkdir g && printf '{"file_create_date": "2024-01-01T00:00:00Z", "object_id_seed": "3"}' >g/.nwbzarr-incomplete
@@ -74,13 +74,13 @@ mkdir g && printf '{"file_create_date": "2024-01-01T00:00:00Z", "object_id_seed"
 conv -o g --resume -j2 || fail "resume of a marker-only store"
 diff -r ref g >/dev/null || fail "resume of a marker-only store differs"
 mkdir h && echo '{"object_id_seed": 3}' >h/.nwbzarr-incomplete
-expect_fail "malformed marker" "h/.nwbzarr-incomplete" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o h --resume
+expect_fail "malformed marker" "h/.nwbzarr-incomplete" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o h --resume
 
 # --- random ids and today's date come back from the marker ------------------
-NZ_TEST_STORE_MAX_BYTES=$limit "$NZ_CLI" convert rec.bin --channels 16 --rate 1000 --chunks 100,16 -q -o e 2>/dev/null
+NZ_TEST_STORE_MAX_BYTES=$limit "$NZ_CLI" convert --zarr-format 2 rec.bin --channels 16 --rate 1000 --chunks 100,16 -q -o e 2>/dev/null
 (cd e && find . -name .zattrs | sort | xargs md5sum) >before.txt
 [ -s before.txt ] && grep -q object_id e/general/devices/probe/.zattrs || fail "unseeded: no ids written before the failure"
-"$NZ_CLI" convert rec.bin --channels 16 --rate 1000 --chunks 100,16 -q -o e --resume || fail "unseeded resume"
+"$NZ_CLI" convert --zarr-format 2 rec.bin --channels 16 --rate 1000 --chunks 100,16 -q -o e --resume || fail "unseeded resume"
 (cd e && md5sum -c --quiet ../before.txt) || fail "unseeded resume changed documents written before"
 diff -r ref/$data e/$data >/dev/null || fail "unseeded resume: data differ"
 "$NZ_CLI" info e >/dev/null || fail "unseeded resume: not complete"
@@ -89,10 +89,10 @@ diff -r ref/$data e/$data >/dev/null || fail "unseeded resume: data differ"
 conv -o f --fsync -j2 || fail "--fsync"
 diff -r ref f >/dev/null || fail "--fsync output differs"
 # each file synced before its rename and its folder after it (where strace runs)
-if strace -f -qq -e trace=fsync,rename -o st.txt "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o f2 --fsync 2>/dev/null; then
+if strace -f -qq -e trace=fsync,rename -o st.txt "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o f2 --fsync 2>/dev/null; then
 	renames=$(grep -c 'rename(' st.txt) fsyncs=$(grep -c 'fsync(' st.txt)
 	[ "$renames" -gt 40 ] && [ "$fsyncs" -ge $((2 * renames)) ] || fail "--fsync: $fsyncs fsyncs for $renames renames"
-	strace -f -qq -e trace=fsync -o st.txt "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o f3
+	strace -f -qq -e trace=fsync -o st.txt "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o f3
 	[ "$(grep -c 'fsync(' st.txt)" -eq 0 ] || fail "fsync without --fsync"
 else
 	echo "SKIP --fsync syscall count: strace cannot run here"

@@ -10,12 +10,11 @@
 make_rec rec.bin 2 234375 64
 ARGS=(--channels 64 --rate 30000 --seed 11 --create-date 2024-01-01T00:00:00Z
       --session-start-time 2024-01-01T00:00:00Z --chunks 2000,64 --compressor zstd
-      --clevel 9 -q)
+      --clevel 9 -q --shards 20000,64) # convert: Zarr v3, 12 shards
 now_ms() { date +%s%3N; }
-# complete: consolidated (v2 .zmetadata; v3, export's default, the root
-# zarr.json's consolidated_metadata) and no marker.
+# complete: consolidated (v2 .zmetadata, v3 the root zarr.json's) and no marker
 complete() {
-	{ [ -e "$1/.zmetadata" ] || grep -q '"consolidated_metadata"' "$1/zarr.json" 2>/dev/null; } &&
+	{ [ -e "$1/.zmetadata" ] || grep -qs consolidated_metadata "$1/zarr.json"; } &&
 		[ ! -e "$1/.nwbzarr-incomplete" ]
 }
 

@@ -11,7 +11,8 @@ zarr.json bytes.
 2. zarr-python writes py/, the C tool writes c/ (zarr_interop write), both
    consolidated.
 3. zarr-python and TensorStore read c/ and check every value; the C tool
-   reads py/ (zarr_interop check), and also arrays zarr-python wrote with
+   reads py/ (zarr_interop check, every array opened through zarr-python's
+   consolidated metadata: nz_hierarchy), and also arrays zarr-python wrote with
    codecs nwbzarr never writes (transpose, checksummed zstd, crc32c).
 4. Every zarr.json of c/ equals py/'s byte for byte.
 
@@ -89,6 +90,11 @@ def cases():
     add("sh/f8_start", "<f8", [9], [2], comp=COMPS[3], shards=[4], index="start", fill="NaN")
     add("sh/u1_3d", "|u1", [5, 4, 3], [2, 2, 3], comp=None, shards=[4, 4, 3])
     add("sh/b1_one", "|b1", [10], [5], comp=COMPS[4], shards=[10])
+    # sharded object arrays: edge shards, index at the start, 2-D
+    add("sh/utf8", "|O", [7], [2], codec="vlen-utf8", shards=[4], fill="")
+    add("sh/utf8_2d", "|O", [5, 3], [2, 2], codec="vlen-utf8", comp=COMPS[3], shards=[4, 2], fill="",
+        index="start")
+    add("sh/bytes", "|O", [9], [2], codec="vlen-bytes", comp=None, shards=[6], fill="")
     # written by us too now: transpose (also inside shards), checksummed
     # zstd, and numcodecs' codecs as zarr-python 3.4 names them
     # (numcodecs.lz4/zlib/shuffle; zarr-python reads them, TensorStore not)
@@ -258,6 +264,7 @@ def write_py_only(root):
     z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
                        compressors=[ZstdCodec(level=1), Crc32cCodec()])
     z[...] = make_data(extra[2])
+    zarr.consolidate_metadata(root)  # the C tool opens every array through it
     return extra
 
 

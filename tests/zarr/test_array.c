@@ -149,6 +149,13 @@ static void test_special_shapes(nz_store *st)
 	ASSERT_OK(nz_array_read_region(a, (uint64_t[]){ 0 }, shape1, got, sizeof got));
 	for (i = 0; i < 10; i++)
 		ASSERT(i < 4 ? isnan(got[i]) : got[i] == i);
+	/* An opened array stores every chunk until told otherwise; then an
+	 * all-fill chunk is not stored and one already there is removed. */
+	ASSERT_OK(nz_array_write_all(a, vals, sizeof vals));
+	ASSERT(exists("nanfill/0"));
+	nz_array_set_skip_empty(a, 1);
+	ASSERT_OK(nz_array_write_all(a, vals, sizeof vals));
+	ASSERT(!exists("nanfill/0") && exists("nanfill/1"));
 	nz_array_free(a);
 
 	/* float32 fill is written as float(np.float32(v)). */

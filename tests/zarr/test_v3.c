@@ -398,6 +398,33 @@ static int exercise(void *unused)
 	if ((err = nz_array_create(&a, m, "g/t", &o)) < 0 || (err = nz_array_write_all_vlen(a, items, lens, 3)) < 0 ||
 	    (err = nz_array_read_chunk_vlen(&v, a, zero)) < 0)
 		goto done;
+	nz_vlen_free(v);
+	v = NULL;
+	nz_array_free(a);
+	a = NULL;
+	/* sharded strings, read back from their shard */
+	o.chunks = (const uint64_t[]){ 1 }, o.shards = (const uint64_t[]){ 2 };
+	if ((err = nz_array_create(&a, m, "g/st", &o)) < 0 || (err = nz_array_write_all_vlen(a, items, lens, 3)) < 0 ||
+	    (err = nz_array_read_chunk_vlen(&v, a, (const uint64_t[]){ 1 })) < 0)
+		goto done;
+	ASSERT_EQ_STR(v->items[0], "bc");
+	nz_vlen_free(v);
+	v = NULL;
+	nz_array_free(a);
+	a = NULL;
+	/* transposed, checksummed zstd */
+	zstd.checksum = 1;
+	o.dtype = "<i2", o.object_codec = NZ_OBJECT_NONE, o.ndim = 2, o.chunks = chunks, o.shards = NULL;
+	o.compressor = &zstd, o.transpose_order = (const int[]){ 1, 0 };
+	if ((err = nz_array_create(&a, m, "g/tr", &o)) < 0 || (err = nz_array_write_all(a, data, sizeof data)) < 0 ||
+	    (err = nz_array_read_chunk(a, NULL, zero, chunk, sizeof chunk)) < 0)
+		goto done;
+	ASSERT(chunk[0] == 1 && chunk[1] == 2 && chunk[3] == 5);
+	nz_array_free(a);
+	a = NULL;
+	o.ndim = 1, o.dtype = "|O", o.object_codec = NZ_OBJECT_VLEN_UTF8, o.transpose_order = NULL;
+	if ((err = nz_array_open(&a, m, "g/t")) < 0 || (err = nz_array_read_chunk_vlen(&v, a, zero)) < 0)
+		goto done;
 	if ((err = nz_attrs_write(m, "g/x", "{\"unit\": \"uV\", \"f\": [0.5, null]}")) < 0 ||
 	    (err = nz_attrs_read(&attrs, m, "g/x")) < 0 || (err = nz_group_create(m, "g/h")) < 0 ||
 	    (err = nz_consolidate(m)) < 0 || (err = nz_metadata_check(m)) < 0)

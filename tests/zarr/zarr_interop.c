@@ -274,14 +274,15 @@ static int check_objects(nz_array *a, const char *codec, const char *name)
 	return bad;
 }
 
-static int check_one(nz_store *st, json_t *c)
+static int check_one(nz_store *st, nz_hierarchy *h, json_t *c)
 {
 	const char *name = json_string_value(json_object_get(c, "name"));
 	json_t *dt = json_object_get(c, "dtype"), *codec = json_object_get(c, "object_codec");
 	uint64_t start[NZ_MAX_DIMS] = { 0 }, n, i;
 	nz_array *a = NULL;
 	int bad = 0;
-	ASSERT_OK(nz_array_open(&a, st, name));
+	/* through the consolidated metadata when the store has it */
+	ASSERT_OK(h ? nz_hierarchy_array_open(&a, h, name) : nz_array_open(&a, st, name));
 	n = nelems(a);
 	if (json_is_string(codec)) {
 		bad = check_objects(a, json_string_value(codec), name);
@@ -310,6 +311,7 @@ int main(int argc, char **argv)
 	char *text;
 	size_t n;
 	nz_store *st = NULL;
+	nz_hierarchy *h = NULL;
 	char *attrs = NULL;
 	size_t i;
 	int write, bad = 0, format;
@@ -339,17 +341,21 @@ int main(int argc, char **argv)
 	/* v3: zarr-python's consolidated metadata is what ours would be; a
 	 * spec with "root": false checks arrays opened by path in a folder
 	 * above the hierarchy (no root of its own) */
-	if (!write && format == 3 && !json_is_false(json_object_get(spec, "root")))
+	if (!write && format == 3 && !json_is_false(json_object_get(spec, "root"))) {
 		ASSERT_OK(nz_metadata_check(st));
+		ASSERT_OK(nz_hierarchy_open(&h, st));
+		ASSERT(nz_hierarchy_consolidated(h));
+	}
 	for (i = 0; i < json_array_size(arrays); i++) {
 		if (write)
 			write_one(st, json_array_get(arrays, i), format);
 		else
-			bad += check_one(st, json_array_get(arrays, i));
+			bad += check_one(st, h, json_array_get(arrays, i));
 	}
 	if (write)
 		ASSERT_OK(nz_consolidate(st));
 	printf("%s: %zu arrays, %d bad\n", argv[1], json_array_size(arrays), bad);
+	nz_hierarchy_free(h);
 	nz_store_free(st);
 	json_decref(spec);
 	return bad ? 1 : 0;

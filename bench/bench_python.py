@@ -1,0 +1,161 @@
+"""issue 13's benchmark: hdmf_zarr.NWBZarrIO vs nwbzarr.NWBZarrIO writing an
+NWBFile whose TimeSeries is a memmap of a 384-channel int16 recording, at
+number_of_jobs 1 and 2, with hdmf-zarr 0.14's default codec (zarr's zstd
+level 0) and blosc-lz4 (a ZarrDataIO, the same for both); `nwbzarr convert`
+of the same data and codec; export of the gzip NWB HDF5 file through both.
+
+usage: python bench/bench_python.py BUILD_DIR [SECONDS=60] [WORKDIR]
+(with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
+interpreter). Each run is its own process under /usr/bin/time (peak RSS);
+time is to data on disk (the write plus a sync). Prints CSV rows
+(variant,codec,jobs,seconds,peak_rss_mib) and checks each output reads back.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else None
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def one(kind, codec, jobs, raw, out, frames):
+    """One timed write in this process (the child)."""
+    import datetime
+
+    import numpy as np
+    import zarr
+    from hdmf.data_utils import GenericDataChunkIterator
+    from hdmf_zarr import NWBZarrIO as HdmfIO
+    from hdmf_zarr import ZarrDataIO
+    from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+    from nwbzarr import NWBZarrIO as NzIO
+
+    class MemmapIterator(GenericDataChunkIterator):
+        """What hdmf-zarr parallelises: a picklable iterator (the path, not the map)."""
+
+        def __init__(self, path, shape, **kw):
+            self.path, self.shape_, self._mm = path, shape, None
+            super().__init__(**kw)
+
+        def _mmap(self):
+            if self._mm is None:
+                self._mm = np.memmap(self.path, dtype=np.int16, mode="r", shape=self.shape_)
+            return self._mm
+
+        def __getstate__(self):
+            return {k: (None if k == "_mm" else v) for k, v in self.__dict__.items()}
+
+        def _get_data(self, selection):
+            return self._mmap()[selection]
+
+        def _get_maxshape(self):
+            return self.shape_
+
+        def _get_dtype(self):
+            return np.dtype(np.int16)
+
+    shape = (frames, 384)
+    mm = np.memmap(raw, dtype=np.int16, mode="r", shape=shape)
+    if kind == "hdmf_zarr" and jobs > 1:
+        data = MemmapIterator(raw, shape, buffer_gb=0.1)  # hdmf-zarr's only parallel path
+    else:
+        data = mm
+    if codec == "blosc-lz4":
+        kw = {"compressors": [zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]}
+        if data is not mm:
+            kw["chunks"] = data.chunk_shape
+        data = ZarrDataIO(data, **kw)
+
+    def nwbfile(d):
+        f = NWBFile(session_description="bench", identifier="bench",
+                    session_start_time=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc))
+        f.add_acquisition(TimeSeries(name="ts", data=d, unit="V", rate=30000.0))
+        return f
+
+    t = time.perf_counter()
+    if kind in ("hdmf_zarr", "nwbzarr"):
+        cls = HdmfIO if kind == "hdmf_zarr" else NzIO
+        with cls(out, mode="w") as io:
+            io.write(nwbfile(data), number_of_jobs=jobs)
+    elif kind in ("export_hdmf_zarr", "export_nwbzarr"):
+        cls = HdmfIO if kind == "export_hdmf_zarr" else NzIO
+        kw = {"number_of_jobs": jobs} if cls is NzIO else {}
+        with NWBHDF5IO(raw + ".nwb", "r") as src, cls(out, mode="w") as io:
+            io.export(src_io=src, write_args={"link_data": False}, **kw)
+    os.sync()
+    elapsed = time.perf_counter() - t
+    with HdmfIO(out, mode="r") as io:
+        got = io.read().acquisition["ts"].data
+        assert got.shape == shape and np.array_equal(got[-1000:], mm[-1000:]), "output differs"
+    print(f"SECONDS {elapsed:.3f}")
+
+
+def make_h5(raw, frames):
+    """The gzip NWB HDF5 file the export runs read (as pynwb writes one)."""
+    import datetime
+
+    import numpy as np
+    from hdmf.backends.hdf5 import H5DataIO
+    from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+    mm = np.memmap(raw, dtype=np.int16, mode="r", shape=(frames, 384))
+    f = NWBFile(session_description="bench", identifier="bench",
+                session_start_time=datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc))
+    f.add_acquisition(TimeSeries(name="ts", data=H5DataIO(mm, chunks=(8192, 64), compression="gzip"),
+                                 unit="V", rate=30000.0))
+    with NWBHDF5IO(raw + ".nwb", "w") as io:
+        io.write(f)
+
+
+def timed(cmd):
+    """(seconds reported or measured, peak RSS MiB) of one child process."""
+    t = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M", *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
+    secs = [float(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("SECONDS ")]
+    rss = [int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("RSS ")]
+    return (secs[0] if secs else wall), wall, rss[-1] / 1024
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        kind, codec, jobs, raw, out, frames = sys.argv[2:8]
+        return one(kind, codec, int(jobs), raw, out, int(frames))
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60
+    work = sys.argv[3] if len(sys.argv) > 3 else os.path.join(BUILD, "bench-python")
+    os.makedirs(work, exist_ok=True)
+    frames = int(seconds * 30000)
+    raw = os.path.join(work, "rec.bin")
+    if not os.path.exists(raw) or os.path.getsize(raw) != frames * 384 * 2:
+        subprocess.run([os.path.join(BUILD, "bench", "gen_ephys"), raw, str(seconds)], check=True,
+                       stdout=subprocess.DEVNULL)
+    if not os.path.exists(raw + ".nwb"):
+        make_h5(raw, frames)
+    cli = os.path.join(BUILD, "src", "cli", "nwbzarr")
+    out = os.path.join(work, "out.nwb.zarr")
+    print("variant,codec,jobs,write_s,process_s,peak_rss_mib", flush=True)
+    runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4") for k in ("hdmf_zarr", "nwbzarr", "convert")
+            for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
+    for kind, codec, jobs in runs:
+        if kind == "export_hdmf_zarr" and jobs > 1:
+            continue  # hdmf-zarr 0.14's NWBZarrIO.export takes no number_of_jobs
+        shutil.rmtree(out, ignore_errors=True)
+        os.sync()
+        if kind == "convert":
+            comp = ["--compressor", "zstd", "--clevel", "3"] if codec == "zstd-default" else []
+            cmd = [cli, "convert", raw, "-o", out, "--channels", "384", "--rate", "30000", "-j", str(jobs),
+                   "--quiet", *comp]
+        else:
+            cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, codec, str(jobs), raw, out, str(frames)]
+        write_s, process_s, rss = timed(cmd)
+        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+/* Internal: the state of a recording (record.c, record_flush.c).
+ *
+ * Locks, always taken in this order: r->flush_mu (one flush, series
+ * creation), s->mu (a series' open buffer and frame count), r->mu (the
+ * job queues, the budget, the first failure). Worker threads take r->mu
+ * only, so an append waiting for budget under s->mu cannot block them. */
+#ifndef NZ_NWB_RECORD_IMPL_H
+#define NZ_NWB_RECORD_IMPL_H
+
+#include <pthread.h>
+
+#include "engine/pool.h"
+#include "nwb/nwb_impl.h"
+#include "nwbzarr/record.h"
+
+/** One write unit (chunk, or shard of a sharded array) for the pool:
+ *  frames [unit * s->unit, + nframes) of the series, fill-padded. */
+typedef struct nz__rec_job {
+	struct nz__rec_job *next;
+	uint64_t unit;
+	uint64_t nframes;
+	unsigned char *data; /**< s->unit_bytes */
+	double *ts;          /**< s->unit values, or NULL */
+	size_t bytes;        /**< counted against the budget */
+} nz__rec_job;
+
+struct nz_record_series {
+	nz_record *r;
+	char *path;             /**< the series group: "acquisition/<name>" */
+	nz_array *data, *ts;    /**< as created (0 frames); ts NULL without timestamps */
+	int ndim;               /**< of data: 1 or 2 */
+	uint64_t channels;      /**< >= 1 */
+	uint64_t unit;          /**< frames per write unit of data */
+	size_t itemsize, row_bytes, unit_bytes;
+	/* the appending thread's side, under mu */
+	pthread_mutex_t mu;
+	nz__rec_job *open;      /**< the unit being filled, or NULL */
+	uint64_t frames;        /**< appended */
+	/* queue, under r->mu: one worker at a time runs a series' jobs, in
+	 * order, so a rewritten partial unit never lands after its full one */
+	nz__rec_job *head, *tail;
+	int scheduled;
+	uint64_t pushed, done;
+	/* flushing, under r->flush_mu */
+	uint64_t published;     /**< frames whose length is published */
+	uint64_t partial_at;    /**< frame count of the last partial unit stored */
+};
+
+struct nz_record {
+	nz_nwb *f;
+	int closed;
+	double interval;
+	nz__pool *pool;
+	int threads;
+	nz_scratch **scratch;   /**< one per worker */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;      /**< budget freed, a job done, a failure */
+	size_t budget, queued;
+	int failed;
+	nz_error error;         /**< the first failure, re-raised by every call */
+	nz_record_series *series[NZ_RECORD_MAX_SERIES];
+	size_t n_series;
+	pthread_mutex_t flush_mu;
+	pthread_t flusher;
+	int has_flusher, stop;
+	pthread_cond_t stop_cv; /**< with mu: wakes the flusher to stop */
+};
+
+/** Queue `j` on `s` for the pool (takes r->mu; waits for budget first
+ *  unless `no_wait`). On failure (an earlier one re-raised) j is freed. */
+int nz__rec_push(nz_record_series *s, nz__rec_job *j, int no_wait);
+
+/** A new job for unit `unit`, data filled with the fill value. */
+int nz__rec_job_new(nz__rec_job **out, const nz_record_series *s, uint64_t unit);
+void nz__rec_job_free(nz__rec_job *j);
+
+/** The first failure, re-raised on this thread; 0 when none. */
+int nz__rec_failed(nz_record *r);
+
+/** Keep this thread's error as the recording's first failure. */
+void nz__rec_fail(nz_record *r);
+
+/** Flush under r->flush_mu (held by the caller). */
+int nz__rec_flush_locked(nz_record *r);
+
+/** Start / stop the periodic flusher thread. */
+int nz__rec_flusher_start(nz_record *r);
+void nz__rec_flusher_stop(nz_record *r);
+
+/** The pool's function: run the next job of series `arg`. */
+void nz__rec_run(void *arg, int worker);
+
+/** Write the recorded series' list into the incomplete marker (repair
+ *  reads it). Under flush_mu. */
+int nz__rec_marker(nz_record *r, nz_nwb *f);
+
+#endif

@@ -1,0 +1,287 @@
+"""nwbzarr.NWBZarrIO against hdmf-zarr 0.14's own NWBZarrIO (the pinned
+readers): same layout and metadata, the same values read back by
+hdmf_zarr.NWBZarrIO and pynwb, output independent of the number of jobs,
+every kind of source (numpy, memmap, h5py through export, zarr, hdmf
+iterators), a user's exception re-raised as itself, Ctrl-C stopping the
+write and leaving the file marked incomplete. Run by NZ_PY3 with the
+staged package on PYTHONPATH (tests/python/CMakeLists.txt)."""
+
+import datetime
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+
+import h5py
+import hdmf_zarr
+import numpy as np
+import zarr
+from hdmf.data_utils import DataChunkIterator, GenericDataChunkIterator
+from hdmf_zarr import ZarrDataIO
+from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+import nwbzarr
+from nwbzarr import _sources
+
+from nzpy import FAILED, check, finish, nwbfile, recording, scratch
+
+tmp = scratch("py_nwbzarrio")
+def write(cls, path, data, **kw):
+    with cls(path, mode="w") as io:
+        io.write(nwbfile(data), **kw)
+    return io.engine_stats if cls is nwbzarr.NWBZarrIO else None
+
+
+def by_engine(stats, what, jobs=2, nbytes=None):
+    """The engine (not hdmf-zarr) wrote the series' data, on `jobs` threads."""
+    st = (stats or {}).get("acquisition/ts/data")
+    check(st is not None and st["jobs"] == jobs and st["bytes"] == (nbytes or data.nbytes),
+          f"{what}: the engine wrote the data on {jobs} threads ({st})")
+
+
+def read_back(path, name="ts"):
+    with hdmf_zarr.NWBZarrIO(path, mode="r") as io:
+        f = io.read()
+        return f.acquisition[name].data[:], f.acquisition[name].rate
+
+
+def documents(root):
+    """Every file of the store except chunks: {key: parsed JSON with object ids blanked}."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for fn in files:
+            key = os.path.relpath(os.path.join(dirpath, fn), root)
+            if fn == "zarr.json":
+                out[key] = blank_ids(json.load(open(os.path.join(dirpath, fn))))
+    return out
+
+
+def blank_ids(v):
+    if isinstance(v, dict):
+        return {k: ("X" if k == "object_id" else blank_ids(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [blank_ids(x) for x in v]
+    return v
+
+
+def chunk_files(root, array):
+    base = os.path.join(root, array, "c")
+    out = {}
+    for dirpath, _, files in os.walk(base):
+        for fn in files:
+            p = os.path.join(dirpath, fn)
+            out[os.path.relpath(p, base)] = open(p, "rb").read()
+    return out
+
+
+def same_layout(a, b, what):
+    da, db = documents(a), documents(b)
+    check(da.keys() == db.keys(), f"{what}: the same zarr.json documents as hdmf-zarr's")
+    diff = [k for k in da if k in db and da[k] != db[k]]
+    check(not diff, f"{what}: every document equal to hdmf-zarr's (object ids aside) {diff[:3]}")
+
+
+def same_values(a, b, array, what):
+    """Same chunk keys and the same values. Chunk bytes are the codec
+    library's: with zarr's default zstd, numcodecs' bundled zstd and the
+    system's libzstd compress a few inputs differently (blosc-lz4 is checked
+    byte for byte above)."""
+    ca, cb = chunk_files(a, array), chunk_files(b, array)
+    check(ca.keys() == cb.keys() and ca, f"{what}: the same {len(ca)} chunk keys as hdmf-zarr's "
+          f"({sum(ca[k] == cb.get(k) for k in ca)} byte-identical)")
+    za = zarr.open_array(os.path.join(a, array), mode="r")
+    zb = zarr.open_array(os.path.join(b, array), mode="r")
+    check(np.array_equal(za[...], zb[...]), f"{what}: values equal to hdmf-zarr's")
+
+
+# -- numpy, 2 jobs, against hdmf-zarr's own write -----------------------------
+data = recording()
+write(hdmf_zarr.NWBZarrIO, tmp("hdmf.nwb.zarr"), data)
+by_engine(write(nwbzarr.NWBZarrIO, tmp("nz2.nwb.zarr"), data, number_of_jobs=2), "numpy")
+got, rate = read_back(tmp("nz2.nwb.zarr"))
+check(np.array_equal(got, data) and got.dtype == data.dtype and rate == 30000.0,
+      "numpy, 2 jobs: hdmf_zarr.NWBZarrIO reads back what was written")
+same_layout(tmp("hdmf.nwb.zarr"), tmp("nz2.nwb.zarr"), "numpy, 2 jobs")
+same_values(tmp("hdmf.nwb.zarr"), tmp("nz2.nwb.zarr"), "acquisition/ts/data", "numpy, 2 jobs")
+check(not os.path.exists(tmp("nz2.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)),
+      "a finished write leaves no incomplete marker")
+root = json.load(open(tmp("nz2.nwb.zarr/zarr.json")))
+check(root.get("consolidated_metadata") is not None, "a finished write is consolidated (as hdmf-zarr's)")
+
+# -- identical for 1, 2, 3 jobs (blosc-lz4: chunk bytes are the codec's alone) ---
+def blosc(d):
+    return ZarrDataIO(d, chunks=(10_000, 32),
+                      compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")])
+
+
+for jobs in (1, 2, 3):
+    by_engine(write(nwbzarr.NWBZarrIO, tmp(f"j{jobs}.nwb.zarr"), blosc(data), number_of_jobs=jobs),
+              f"blosc, {jobs} jobs", jobs=jobs)
+write(hdmf_zarr.NWBZarrIO, tmp("hdmf_blosc.nwb.zarr"), blosc(data))
+c1, c2, c3 = (chunk_files(tmp(f"j{j}.nwb.zarr"), "acquisition/ts/data") for j in (1, 2, 3))
+check(c1 == c2 == c3 and len(c1) == 24, "chunks byte-identical for 1, 2 and 3 jobs")
+check(c1 == chunk_files(tmp("hdmf_blosc.nwb.zarr"), "acquisition/ts/data"),
+      "blosc-lz4: chunks byte-identical to hdmf-zarr's own write")
+same_layout(tmp("hdmf_blosc.nwb.zarr"), tmp("j2.nwb.zarr"), "blosc-lz4 ZarrDataIO")
+check(np.array_equal(read_back(tmp("j3.nwb.zarr"))[0], data), "3 jobs: reads back equal")
+
+# -- a codec the engine lacks: zarr-python writes, the reason is recorded -------
+from numcodecs.zarr3 import BZ2
+
+with nwbzarr.NWBZarrIO(tmp("bz2.nwb.zarr"), mode="w") as io:
+    io.write(nwbfile(ZarrDataIO(data, chunks=(30_000, 64), compressors=[BZ2(level=1)])), number_of_jobs=2)
+reason = io.engine_fallbacks.get("acquisition/ts/data", "")
+check(io.engine_stats == {} and "bz2" in reason, f"an unsupported codec falls back to zarr-python ({reason!r})")
+check(np.array_equal(read_back(tmp("bz2.nwb.zarr"))[0], data), "the fallback reads back equal")
+
+# -- memmap: the engine reads the file itself ---------------------------------
+raw = tmp("rec.bin")
+data.tofile(raw)
+mm = np.memmap(raw, dtype=np.int16, mode="r", shape=data.shape)
+check("raw" in _sources.array_source(mm, mm.dtype), "a whole np.memmap is read as a raw file")
+check("buffer" in _sources.array_source(mm[1000:], mm.dtype), "a view into a memmap is read as memory")
+by_engine(write(nwbzarr.NWBZarrIO, tmp("mm.nwb.zarr"), mm, number_of_jobs=2), "memmap")
+check(np.array_equal(read_back(tmp("mm.nwb.zarr"))[0], data), "memmap, 2 jobs: reads back equal")
+same_values(tmp("hdmf.nwb.zarr"), tmp("mm.nwb.zarr"), "acquisition/ts/data", "memmap")
+with open(tmp("hdr.bin"), "wb") as f:
+    f.write(b"H" * 100)
+    data.tofile(f)
+mmo = np.memmap(tmp("hdr.bin"), dtype=np.int16, mode="r", offset=100, shape=data.shape)
+check(_sources.array_source(mmo, mmo.dtype)["raw"][1] == 100, "a memmap with a header: raw at its offset")
+by_engine(write(nwbzarr.NWBZarrIO, tmp("mmo.nwb.zarr"), mmo, number_of_jobs=2), "memmap with header")
+check(np.array_equal(read_back(tmp("mmo.nwb.zarr"))[0], data), "memmap after a 100-byte header: equal")
+
+# -- h5py datasets: export from NWB HDF5, in parallel --------------------------
+from hdmf.backends.hdf5 import H5DataIO
+
+for label, h5opts in (("plain", {}), ("gzip", {"compression": "gzip"})):
+    h5 = tmp(f"src_{label}.nwb")
+    with NWBHDF5IO(h5, "w") as io:
+        io.write(nwbfile(H5DataIO(data, chunks=(8192, 64), **h5opts)))
+    for cls, out, kw in ((hdmf_zarr.NWBZarrIO, f"exp_hdmf_{label}.nwb.zarr", {}),
+                         (nwbzarr.NWBZarrIO, f"exp_nz_{label}.nwb.zarr", {"number_of_jobs": 2})):
+        with NWBHDF5IO(h5, "r") as src, cls(tmp(out), mode="w") as io:
+            io.export(src_io=src, write_args={"link_data": False}, **kw)
+    what = f"export from {label} HDF5"
+    by_engine(io.engine_stats, what)  # gzip: hdmf-zarr's numcodecs.zlib
+    check(nwbzarr.verify(h5, tmp(f"exp_nz_{label}.nwb.zarr")) == [],
+          f"{what}: nwbzarr.verify finds the export equal to its source")
+    check(np.array_equal(read_back(tmp(f"exp_nz_{label}.nwb.zarr"))[0], data), f"{what}, 2 jobs: equal")
+    same_layout(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), what)
+    same_values(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), "acquisition/ts/data", what)
+with h5py.File(h5, "r") as f:
+    check("read" in _sources.array_source(f["acquisition/ts/data"], np.dtype("<i2")),
+          "an h5py dataset is read through h5py")
+
+# hdmf cannot take a bare zarr array as data (it iterates it); a zarr array
+# is copied when a Zarr file is exported with link_data=False.
+za = zarr.open_array(tmp("nz2.nwb.zarr/acquisition/ts/data"), mode="r")
+check("read" in _sources.array_source(za, za.dtype), "a zarr array is read through zarr-python")
+for cls, out, kw in ((hdmf_zarr.NWBZarrIO, "zexp_hdmf.nwb.zarr", {}),
+                     (nwbzarr.NWBZarrIO, "zexp_nz.nwb.zarr", {"number_of_jobs": 2})):
+    with hdmf_zarr.NWBZarrIO(tmp("nz2.nwb.zarr"), "r") as src, cls(tmp(out), mode="w") as io:
+        io.export(src_io=src, write_args={"link_data": False}, **kw)
+by_engine(io.engine_stats, "export from Zarr")
+check(np.array_equal(read_back(tmp("zexp_nz.nwb.zarr"))[0], data), "export from Zarr, 2 jobs: equal")
+same_layout(tmp("zexp_hdmf.nwb.zarr"), tmp("zexp_nz.nwb.zarr"), "export from Zarr")
+same_values(tmp("zexp_hdmf.nwb.zarr"), tmp("zexp_nz.nwb.zarr"), "acquisition/ts/data", "export from Zarr")
+
+# -- hdmf iterators ---------------------------------------------------------------
+class Gen(GenericDataChunkIterator):
+    """A neuroconv-style iterator over an array (buffers of 5000 x 32)."""
+
+    def __init__(self, array, fail_at=None, on_buffer=None, **kw):
+        self.array, self.fail_at, self.on_buffer, self.calls = array, fail_at, on_buffer, 0
+        super().__init__(buffer_shape=(5000, 32), chunk_shape=(5000, 32), **kw)
+
+    def _get_data(self, selection):
+        self.calls += 1
+        if self.on_buffer:
+            self.on_buffer(self.calls)
+        if self.fail_at is not None and self.calls == self.fail_at:
+            self.raised = MyError("buffer %d" % self.calls)
+            raise self.raised
+        return self.array[selection]
+
+    def _get_maxshape(self):
+        return self.array.shape
+
+    def _get_dtype(self):
+        return self.array.dtype
+
+
+class MyError(Exception):
+    pass
+
+
+for name, make in (("DataChunkIterator", lambda: DataChunkIterator((row for row in data), maxshape=data.shape,
+                                                                    dtype=data.dtype, buffer_size=777)),
+                   ("GenericDataChunkIterator", lambda: Gen(data))):
+    write(hdmf_zarr.NWBZarrIO, tmp(f"it_hdmf_{name}.nwb.zarr"), make())
+    by_engine(write(nwbzarr.NWBZarrIO, tmp(f"it_nz_{name}.nwb.zarr"), make(), number_of_jobs=2), name)
+    check(np.array_equal(read_back(tmp(f"it_nz_{name}.nwb.zarr"))[0], data), f"{name}, 2 jobs: equal")
+    same_layout(tmp(f"it_hdmf_{name}.nwb.zarr"), tmp(f"it_nz_{name}.nwb.zarr"), name)
+    same_values(tmp(f"it_hdmf_{name}.nwb.zarr"), tmp(f"it_nz_{name}.nwb.zarr"), "acquisition/ts/data", name)
+
+# -- a user's exception comes back as itself --------------------------------------
+it = Gen(data, fail_at=5)
+try:
+    write(nwbzarr.NWBZarrIO, tmp("fail.nwb.zarr"), it, number_of_jobs=2)
+    check(False, "an iterator's exception stops the write")
+except MyError as e:
+    check(e is it.raised and e.__traceback__ is not None,
+          "an iterator's exception is re-raised in the caller as itself (MyError('buffer 5'))")
+check(os.path.exists(tmp("fail.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)), "a failed write stays marked incomplete")
+check(it.calls == 5, f"no buffer is pulled after the failing one ({it.calls} pulled)")
+
+# -- Ctrl-C: a real SIGINT from a worker thread stops the write cleanly ------------
+interrupted = threading.Event()
+default = signal.getsignal(signal.SIGINT)
+
+
+def on_sigint(signum, frame):
+    interrupted.set()
+    return default(signum, frame)  # KeyboardInterrupt, as Python's own handler
+
+
+def ctrl_c(call):
+    if call == 3:
+        os.kill(os.getpid(), signal.SIGINT)  # process-directed: the main thread takes it
+        check(interrupted.wait(60), "the main thread ran the SIGINT handler while the engine wrote")
+
+
+signal.signal(signal.SIGINT, on_sigint)
+it = Gen(data, on_buffer=ctrl_c)
+try:
+    write(nwbzarr.NWBZarrIO, tmp("int.nwb.zarr"), it, number_of_jobs=2)
+    check(False, "SIGINT stops the write")
+except KeyboardInterrupt:
+    check(True, "SIGINT during the engine's write raises KeyboardInterrupt in the caller")
+signal.signal(signal.SIGINT, default)
+check(os.path.exists(tmp("int.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)), "an interrupted write stays marked incomplete")
+check(json.load(open(tmp("int.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
+      "an interrupted write is not consolidated")
+check(it.calls < it.num_buffers, f"the write stopped early ({it.calls} of {it.num_buffers} buffers)")
+write(nwbzarr.NWBZarrIO, tmp("int.nwb.zarr"), data, number_of_jobs=2)
+check(np.array_equal(read_back(tmp("int.nwb.zarr"))[0], data), "writing again after Ctrl-C works")
+
+# -- arguments ---------------------------------------------------------------------
+for bad, exc in ((0, ValueError), (1.5, TypeError)):
+    try:
+        write(nwbzarr.NWBZarrIO, tmp("bad.nwb.zarr"), data, number_of_jobs=bad)
+        check(False, f"number_of_jobs={bad!r} is refused")
+    except exc:
+        check(True, f"number_of_jobs={bad!r} is refused with {exc.__name__}")
+by_engine(write(nwbzarr.NWBZarrIO, tmp("all.nwb.zarr"), data, number_of_jobs=-1, memory_budget=8 << 20),
+          "number_of_jobs=-1", jobs=nwbzarr._nwbzarr.ncores())
+small = np.arange(1000, dtype=np.int16)
+with nwbzarr.NWBZarrIO(tmp("small.nwb.zarr"), mode="w") as io:
+    io.write(nwbfile(small))
+check(io.engine_stats == {} and np.array_equal(read_back(tmp("small.nwb.zarr"))[0], small),
+      "a small dataset is left to hdmf-zarr")
+check(np.array_equal(read_back(tmp("all.nwb.zarr"))[0], data), "number_of_jobs=-1 and an 8 MiB budget: equal")
+check(issubclass(nwbzarr.NWBZarrIO, hdmf_zarr.NWBZarrIO), "nwbzarr.NWBZarrIO is an hdmf_zarr.NWBZarrIO")
+
+finish()

@@ -1,0 +1,90 @@
+/* Growable arrays (zarr/resize.h): in v2, v3 and v3 with shards, an array
+ * created empty grows by writing its last unit through a reshaped handle
+ * (partial, then rewritten whole) and publishing the new shape; a fresh
+ * open sees the published shape and the data, v3 keeps its attributes, and
+ * the handle a resize gives back equals what opening returns. */
+#include <sys/stat.h>
+
+#include "test.h"
+#include "zarr/resize.h"
+
+static void fill(int16_t *v, uint64_t from, uint64_t n, uint64_t ch)
+{
+	for (uint64_t i = 0; i < n; i++)
+		for (uint64_t c = 0; c < ch; c++)
+			v[i * ch + c] = (int16_t)((from + i) * 10 + c);
+}
+
+/* Publish `frames` rows and check what a reader opening now sees. */
+static void publish_and_check(nz_store *st, nz_array *a, uint64_t frames)
+{
+	uint64_t shape[2] = {frames, 4}, start[2] = {0, 0};
+	nz_array *b, *c;
+	int16_t got[64], want[64];
+	ASSERT_OK(nz__array_resize(&b, a, shape));
+	ASSERT_EQ_U64(nz_array_shape(b)[0], frames);
+	ASSERT_OK(nz_array_open(&c, st, "g/x"));
+	ASSERT_EQ_U64(nz_array_shape(c)[0], frames);
+	ASSERT_EQ_U64(nz_array_shape(c)[1], 4);
+	ASSERT_OK(nz_array_read_region(c, start, shape, got, (size_t)frames * 4 * sizeof *got));
+	fill(want, 0, frames, 4);
+	ASSERT_MEM_EQ(got, want, (size_t)frames * 4 * sizeof *got);
+	nz_array_free(b);
+	nz_array_free(c);
+}
+
+static void grow(int fmt, int sharded)
+{
+	char path[600];
+	const char *tmp = getenv("NZ_TMP");
+	nz_store *st;
+	nz_array *a, *w;
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	uint64_t shape[2] = {0, 4}, chunks[2] = {3, 4}, shards[2] = {6, 4}, idx[2] = {0, 0};
+	uint64_t unit = sharded ? 6 : 3;
+	int16_t buf[24];
+	char *attrs = NULL;
+
+	snprintf(path, sizeof path, "%s/resize-v%d%s", tmp ? tmp : "/tmp", fmt,
+		 sharded ? "-sharded" : "");
+	nz_test_rm_rf(path);
+	ASSERT_OK(nz_store_open_dir(&st, path, NZ_STORE_WRITE | NZ_STORE_CREATE));
+	o.dtype = "<i2";
+	o.ndim = 2;
+	o.shape = shape;
+	o.chunks = chunks;
+	o.zarr_format = fmt;
+	o.shards = sharded ? shards : NULL;
+	ASSERT_OK(nz_array_create(&a, st, "g/x", &o));
+	ASSERT_OK(nz_attrs_write(st, "g/x", "{\"unit\": \"volts\"}"));
+
+	/* Unit 0 part-way (2 rows), then whole; unit 1 part-way (1 row). */
+	for (int step = 0; step < 3; step++) {
+		uint64_t frames = step == 0 ? 2 : step == 1 ? unit : unit + 1, ws[2] = {frames, 4};
+		idx[0] = step == 2;
+		memset(buf, 0, sizeof buf);
+		fill(buf, idx[0] * unit, frames - idx[0] * unit, 4);
+		ASSERT_OK(nz__array_reshaped(&w, a, ws));
+		ASSERT_EQ_U64(nz_array_shape(w)[0], frames);
+		ASSERT_EQ_U64(nz_array_shape(a)[0], 0); /* the original is untouched */
+		ASSERT_OK(nz_array_write_shard(w, NULL, idx, buf, (size_t)unit * 4 * sizeof *buf));
+		nz_array_free(w);
+		publish_and_check(st, a, frames);
+	}
+	ASSERT_OK(nz_attrs_read(&attrs, st, "g/x"));
+	ASSERT_EQ_STR(attrs, "{\"unit\":\"volts\"}");
+	nz_free(attrs);
+	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_metadata_check(st));
+	nz_array_free(a);
+	nz_store_free(st);
+	nz_test_rm_rf(path);
+}
+
+int main(void)
+{
+	grow(2, 0);
+	grow(3, 0);
+	grow(3, 1);
+	return 0;
+}
