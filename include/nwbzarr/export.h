@@ -99,12 +99,23 @@ typedef struct nz_export_opts {
 	 *  already stored whole are kept. A missing `dst` is written afresh; a
 	 *  complete one is NZ_EEXISTS. Not with overwrite. */
 	int resume;
+	/* options version 3 */
+	/** 3 (hdmf-zarr 0.14's layout, the default when 0) or 2 (hdmf-zarr
+	 *  <= 0.13's, what versions 1 and 2 of these options always write). */
+	int zarr_format;
+	/** v3: the shard shape of 2-D datasets (a multiple of their chunks in
+	 *  each dimension, else NZ_EINVAL naming the dataset); NULL = the
+	 *  default: datasets over 64 MiB are sharded, all of each other
+	 *  dimension x about 256 MiB along the first, so that no stored object
+	 *  passes DANDI's 5 GiB upload limit. NZ_EINVAL with zarr_format 2. */
+	const uint64_t *shards;
 } nz_export_opts;
 
-/* Version 1 is still accepted; its nz_export_stats ends before `jobs`. */
-#define NZ_EXPORT_OPTS_VERSION 2
+/* Versions 1 and 2 are still accepted (they write Zarr v2); version 1's
+ * nz_export_stats ends before `jobs`. */
+#define NZ_EXPORT_OPTS_VERSION 3
 #define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
-			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0 }
+			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0, /* zarr_format, shards */ 0, NULL }
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless

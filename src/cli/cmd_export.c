@@ -20,11 +20,13 @@ static const char usage_text[] =
 	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
 	"                      [--quiet] [--json]\n"
 	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
-	"  --compressor NAME   blosc-lz4 (default), blosc-zstd, zstd, lz4, zlib, gzip, none\n"
+	"  --compressor NAME   blosc-lz4, blosc-zstd, zstd, lz4, zlib, gzip, none (default:\n"
+	"                      zstd level 0 for v3, as hdmf-zarr 0.14; blosc-lz4 for v2)\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
-	"  --zarr-format 2|3   Zarr format of the output (default 2; 3 is not available yet)\n"
+	"  --zarr-format 2|3   3 (default): hdmf-zarr 0.14's layout; 2: hdmf-zarr <= 0.13's\n"
 	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
-	"                      chunks (default: all columns x ~256 MiB of rows)\n"
+	"                      chunks (default: datasets over 64 MiB in shards of all\n"
+	"                      columns x ~256 MiB of rows)\n"
 	"  --overwrite         replace an existing Zarr store at OUT (kept until the new\n"
 	"                      one is complete; given back if the export fails)\n"
 	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
@@ -191,8 +193,10 @@ int nz_cli_export(int argc, char **argv)
 	}
 	if (!in || !out || !*in || !*out)
 		return bad_usage("IN.nwb and OUT.nwb.zarr are required");
-	if (nzc_check_format(zarr_format, have_shards ? shards : NULL, NULL, err, sizeof err) < 0)
-		return bad_usage(err);
+	if (have_shards && zarr_format == 2)
+		return bad_usage("--shards needs Zarr v3, not --zarr-format 2 (Zarr v2 has no shards)");
+	o.zarr_format = zarr_format;
+	o.shards = have_shards ? shards : NULL;
 	if (o.resume && o.overwrite)
 		return bad_usage("--resume and --overwrite exclude each other");
 	if (compressor && nzc_compressor_by_name(&comp, compressor, -1) == 0)

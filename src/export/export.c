@@ -20,6 +20,10 @@
 #define SMALL_BYTES ((size_t)4 << 20)
 #define AUTO_CHUNK_BYTES ((uint64_t)4 << 20)
 #define KEEP_CONTIGUOUS_MAX ((uint64_t)64 << 20)
+/* v3: datasets over SHARD_FROM_BYTES are sharded, about SHARD_BYTES a
+ * shard: far below DANDI's 5 GiB single-object limit. */
+#define SHARD_FROM_BYTES ((uint64_t)64 << 20)
+#define SHARD_BYTES ((uint64_t)256 << 20)
 
 typedef struct xctx {
 	nz__h5file *f;
@@ -165,6 +169,49 @@ static void choose_chunks(const xctx *x, const nz__xnode *n, uint64_t *chunks, u
 	}
 }
 
+/* v3: the shards of a large dataset (NULL = none): the caller's shape for
+ * 2-D datasets, else all of each other dimension x about SHARD_BYTES of
+ * whole chunks along the first. */
+static int choose_shards(const xctx *x, const nz__xnode *n, const uint64_t *chunks, uint64_t itemsize,
+			 uint64_t *shards, const uint64_t **out)
+{
+	uint64_t row = itemsize, k;
+	int d;
+	*out = NULL;
+	if (x->o.zarr_format != 3 || n->ndim == 0)
+		return 0;
+	if (x->o.shards && n->ndim == 2) {
+		for (d = 0; d < 2; d++)
+			if (x->o.shards[d] % chunks[d])
+				return nz__error_set(NZ_EINVAL, "'%s': shards %llu,%llu are not a multiple of "
+						     "its chunks %llu,%llu", n->path,
+						     (unsigned long long)x->o.shards[0],
+						     (unsigned long long)x->o.shards[1],
+						     (unsigned long long)chunks[0], (unsigned long long)chunks[1]);
+		shards[0] = x->o.shards[0];
+		shards[1] = x->o.shards[1];
+		*out = shards;
+		return 0;
+	}
+	for (d = 0; d < n->ndim; d++)
+		row *= n->shape[d] ? n->shape[d] : 1;
+	if (row <= SHARD_FROM_BYTES)
+		return 0;
+	row = itemsize * chunks[0];
+	for (d = 1; d < n->ndim; d++) {
+		shards[d] = (n->shape[d] + chunks[d] - 1) / chunks[d] * chunks[d];
+		row *= shards[d];
+	}
+	k = row ? SHARD_BYTES / row : 1;
+	if (k < 1)
+		k = 1;
+	if (k > (n->shape[0] + chunks[0] - 1) / chunks[0])
+		k = (n->shape[0] + chunks[0] - 1) / chunks[0];
+	shards[0] = k * chunks[0];
+	*out = shards;
+	return 0;
+}
+
 /* hdmf-zarr's zarr_dtype of a compound: [{name, dtype}]. */
 static json_t *compound_zarr_dtype(const nz__xtype *t)
 {
@@ -276,7 +323,8 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 		goto done;
 	for (i = 0; i < nelem; i++) {
 		const unsigned char *p = buf + i * n->type.size;
-		if (text) {
+		/* v3 reference arrays hold the targets' paths (hdmf-zarr 0.14). */
+		if (text || (x->o.zarr_format == 3 && n->type.cls == NZ__XT_REF)) {
 			memcpy(&items[i], p, sizeof(char *));
 			lens[i] = strlen(items[i]);
 			continue;
@@ -297,7 +345,7 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 	if (nelem)
 		err = nz_array_write_all_vlen(a, (const char *const *)items, lens, (size_t)nelem);
 done:
-	if (!text)
+	if (!text && !(x->o.zarr_format == 3 && n->type.cls == NZ__XT_REF))
 		for (i = 0; items && i < nelem; i++)
 			nz__free(items[i]);
 	nz__xvalues_free(&n->type, buf, (size_t)nelem);
@@ -341,7 +389,8 @@ done:
 static int write_dataset(xctx *x, const nz__xnode *n)
 {
 	static const uint64_t one[1] = { 1 };
-	uint64_t chunks[NZ_MAX_DIMS], nelem;
+	uint64_t chunks[NZ_MAX_DIMS], shard_buf[NZ_MAX_DIMS], nelem;
+	const uint64_t *shards = NULL;
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
 	nz__hdmf_dset d;
 	json_t *attrs = NULL;
@@ -357,6 +406,8 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 	if ((err = nz__xnode_count(&nelem, n, n->shape)) < 0)
 		goto done;
 	choose_chunks(x, n, chunks, objects ? 1 : n->type.size);
+	if (!objects && (err = choose_shards(x, n, chunks, n->type.size, shard_buf, &shards)) < 0)
+		goto done;
 	if (!(attrs = json_deep_copy(n->attrs))) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
 		goto done;
@@ -379,13 +430,22 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 	d.chunks = chunks;
 	d.compressor = x->o.compressor;
 	d.attrs = attrs;
+	d.shards = shards;
+	if (n->type.cls == NZ__XT_COMPOUND && objects && x->o.zarr_format == 3) {
+		if ((err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) == 0)
+			err = nz__x_write_struct3(&x->h, ds, &x->m, n, nelem, attrs, chunks, &x->st.bytes);
+		goto done;
+	}
 	if (n->type.cls == NZ__XT_COMPOUND && !objects) {
 		/* Structured dtypes need zarr's own fill value (base64 zeros). */
 		ao.dtype = dtype;
 		ao.ndim = d.ndim;
 		ao.shape = d.shape;
 		ao.chunks = chunks;
-		ao.compressor = x->o.compressor;
+		ao.compressor = x->o.compressor || x->o.zarr_format == 2 ? x->o.compressor : &x->h.compressor;
+		ao.shards = shards;
+		if (x->o.zarr_format == 3)
+			ao.dimension_separator = nz__hdmf_key_separator(store_path(n->path), ao.ndim);
 		err = nz_array_create(&a, x->store, store_path(n->path), &ao);
 		if (!err)
 			err = nz__hdmf_attrs_write(&x->h, store_path(n->path), attrs);
@@ -554,13 +614,27 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	int err;
 
 	memset(&x, 0, sizeof x);
-	x.o = opts ? *opts : dflt;
+	x.o = dflt;
+	if (opts && opts->version >= 1 && opts->version < 3) { /* ends before zarr_format */
+		memcpy(&x.o, opts, offsetof(nz_export_opts, zarr_format));
+		x.o.zarr_format = 2;
+	} else if (opts) {
+		x.o = *opts;
+	}
 	x.plan = plan;
 	x.self = self;
 	if (!src || !dst)
 		return nz__error_set(NZ_EINVAL, "export: source and destination are required");
-	if (x.o.version != NZ_EXPORT_OPTS_VERSION && x.o.version != 1)
+	if (x.o.version < 1 || x.o.version > NZ_EXPORT_OPTS_VERSION)
 		return nz__error_set(NZ_EINVAL, "export: unknown options version %u", x.o.version);
+	if (!x.o.zarr_format)
+		x.o.zarr_format = 3;
+	if (x.o.zarr_format != 2 && x.o.zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "export: zarr_format must be 2 or 3, not %d", x.o.zarr_format);
+	if (x.o.shards && x.o.zarr_format != 3)
+		return nz__error_set(NZ_EINVAL, "export: shards need Zarr v3 (Zarr v2 has no shards)");
+	if (x.o.shards && (!x.o.shards[0] || !x.o.shards[1]))
+		return nz__error_set(NZ_EINVAL, "export: shard sizes must be positive");
 	nz__alloc_init();
 	if ((err = nz__h5_open(&x.f, src)) < 0)
 		goto done;
@@ -584,12 +658,12 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	}
 	if ((err = open_dst(&x, src, dst)) < 0)
 		goto done;
-	if ((err = nz__hdmf_init(&x.h, x.store, 0, x.o.compressor)) < 0)
-		goto done;
-	/* The root .zgroup early: with the marker, a failed export leaves a
-	 * recognisable incomplete store that --resume finishes and
+	/* The root early (v3: made by init): with the marker, a failed export
+	 * leaves a recognisable incomplete store that --resume finishes and
 	 * --overwrite replaces. */
-	if ((err = nz_group_create(x.store, "")) < 0)
+	if ((err = nz__hdmf_init_format(&x.h, x.store, 0, x.o.compressor, x.o.zarr_format)) < 0)
+		goto done;
+	if (x.o.zarr_format == 2 && (err = nz_group_create(x.store, "")) < 0)
 		goto done;
 	err = write_all(&x);
 done:

@@ -4,11 +4,19 @@
 
 #include "export/h5.h"
 #include "export/model.h"
+#include "hdmf/hdmf.h"
 #include "nwbzarr/export.h"
 
 /** nz__xjson_ctx.oid over a model (ctx = the nz__xmodel): the object_id
  *  attribute of the node at `path`, or NULL. */
 char *nz__x_model_oid(void *ctx, const char *path);
+
+/** Zarr v3: the compound dataset `n` (one holding references or text) of
+ *  `nelem` elements read whole from `ds` and written as hdmf-zarr 0.14's
+ *  struct (struct3.c) with `attrs` (v2 form, converted) and
+ *  _REFERENCE_FIELDS; *bytes grows by its normalised size. */
+int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz__xnode *n,
+			uint64_t nelem, const json_t *attrs, const uint64_t *chunks, uint64_t *bytes);
 
 /** nz_verify; nwb 0 = the files need not be NWB (a file an external link
  *  leads into), only their links must lead somewhere. */

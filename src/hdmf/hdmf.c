@@ -198,6 +198,11 @@ static int key_depth(const char *path, int ndim)
 	return n + 1 + ndim;
 }
 
+char nz__hdmf_key_separator(const char *path, int ndim)
+{
+	return key_depth(path, ndim) > NZ__HDMF_MAX_KEY_DEPTH ? '.' : '/';
+}
+
 /* The v3 array of `d` (see hdmf.h): json2 and vlen-bytes become text, a
  * "scalar" becomes 0-d, attributes in hdmf-zarr 0.14's form. */
 static int dset_create3(nz_array **out, nz__hdmf *h, const char *path, const nz__hdmf_dset *d)
@@ -222,7 +227,7 @@ static int dset_create3(nz_array **out, nz__hdmf *h, const char *path, const nz_
 	ao.compressor = d->compressor ? d->compressor : &h->compressor;
 	ao.object_codec = d->object_codec == NZ_OBJECT_NONE ? NZ_OBJECT_NONE : NZ_OBJECT_VLEN_UTF8;
 	ao.shards = d->shards;
-	ao.dimension_separator = key_depth(path, ao.ndim) > NZ__HDMF_MAX_KEY_DEPTH ? '.' : '/';
+	ao.dimension_separator = nz__hdmf_key_separator(path, ao.ndim);
 	if ((err = nz_array_create(&a, h->store, path, &ao)) < 0 ||
 	    (err = nz__hdmf3_dset_attrs(&attrs, h, path, d, ao.ndim)) < 0 ||
 	    (err = attrs_put(h, path, attrs, 0)) < 0)

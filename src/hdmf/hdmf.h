@@ -56,6 +56,11 @@
 
 /** DANDI's deepest chunk key: path components below the store root. */
 #define NZ__HDMF_MAX_KEY_DEPTH 7
+/** The v3 chunk key separator of an array at store path `path` of rank
+ *  `ndim`: '/' unless "path/c/i/j" would be deeper than
+ *  NZ__HDMF_MAX_KEY_DEPTH, then '.' (for writers that create arrays
+ *  themselves, e.g. export's compounds). */
+char nz__hdmf_key_separator(const char *path, int ndim);
 
 /** Length of a textual UUID including its NUL. */
 #define NZ_HDMF_OID_LEN 37

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --zarr-format and --shards on convert and export. convert writes Zarr v3
 # by default (--zarr-format 3 the same, --shards accepted), 2 is today's v2
-# layout; export still refuses v3. Every refused combination is a usage
+# layout; export writes v3 by default too (--shards refused only with
+# --zarr-format 2). Every refused combination is a usage
 # error (exit 2) naming the problem, and neither the input is read nor the
 # output touched (an existing store survives even with --overwrite).
 set -uo pipefail
@@ -47,8 +48,9 @@ usage_error "convert bad shards" "--shards needs ROWS,COLS" -- "${conv[@]}" -o "
 usage_error "convert v2 shards, missing input" "--shards needs --zarr-format 3" -- \
 	"$NZ_CLI" convert "$T/none.bin" -o "$T/new.nwb.zarr" --zarr-format 2 --shards 10,4
 
-usage_error "export v3" "not available yet (issue 12)" -- "$NZ_CLI" export "$T/none.nwb" "$T/old.nwb.zarr" --overwrite --zarr-format 3
-usage_error "export shards without v3" "--shards needs --zarr-format 3" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --shards 1000,4
+# export writes v3 by default (issue 12): --shards is refused only with v2.
+usage_error "export shards with v2" "--shards needs Zarr v3, not --zarr-format 2" -- \
+	"$NZ_CLI" export "$T/none.nwb" "$T/old.nwb.zarr" --overwrite --zarr-format 2 --shards 1000,4
 usage_error "export bad format" "--zarr-format needs 2 or 3" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --zarr-format 33
 usage_error "export bad shards" "--shards needs ROWS,COLS" -- "$NZ_CLI" export "$T/none.nwb" "$T/new.nwb.zarr" --shards 4
 

@@ -113,7 +113,8 @@ row "--zarr-format 4" 2 "--zarr-format" -- "${C[@]}" --zarr-format 4
 row "--zarr-format 3 with lz4" 2 "--compressor lz4 needs --zarr-format 2" -- "${C[@]}" --zarr-format 3 --compressor lz4
 row "--shards 0,64" 2 "--shards" -- "${C[@]}" --shards 0,64
 row "export --zarr-format empty" 2 "non-empty" -- "$nz" export in.nwb keep --overwrite --zarr-format ""
-row "export --shards without v3" 2 "--shards needs --zarr-format 3" -- "$nz" export in.nwb keep --overwrite --shards 100,8
+row "export --shards with v2" 2 "--shards needs Zarr v3" -- "$nz" export in.nwb keep --overwrite --zarr-format 2 --shards 100,8
+row "export --shards not a multiple" 1 "shards 100,8 are not a multiple of its chunks 100,1000" -- "$nz" export in.nwb keep --overwrite --shards 100,8
 
 # --- text: empty, not UTF-8, not a time ------------------------------------------
 row "--identifier empty" 2 "non-empty" -- "${C[@]}" --identifier ""
@@ -159,7 +160,7 @@ row "output exists, no --overwrite" 1 "already exists (use --overwrite)" -- "$nz
 
 # --- convert and export agree on what an existing output may be -------------------
 # to DIR: the command line of convert or export writing DIR
-to() { if [ "$1" = convert ]; then echo "convert rec.bin ${A[*]} -o $2"; else echo "export in.nwb $2 -q"; fi; }
+to() { if [ "$1" = convert ]; then echo "convert rec.bin ${A[*]} -o $2"; else echo "export in.nwb $2 -q --zarr-format 2"; fi; }
 for c in convert export; do
 	rm -rf e1 && mkdir e1
 	# shellcheck disable=SC2046

@@ -28,6 +28,9 @@ def check(cond, msg):
 
 
 def cli(*args):
+    # This test reads the v2 layout with Debian's zarr 2.13 (v3: readers_export_v3).
+    if args[0] == "export":
+        args = (*args, "--zarr-format", "2")
     return subprocess.run([CLI, *args], capture_output=True, text=True)
 
 

@@ -213,7 +213,7 @@ def main():
         name = f[:-4]
         src = os.path.join(REF, "nwb", f)
         dst = os.path.join(TMP, name + ".nwb.zarr")
-        r = run([CLI, "export", src, dst, "-j", "2", "--overwrite"])
+        r = run([CLI, "export", src, dst, "-j", "2", "--overwrite", "--zarr-format", "2"])  # the v2 goldens
         if r.returncode != 0:
             fail(name, f"export failed: {r.stderr.strip()}")
             continue

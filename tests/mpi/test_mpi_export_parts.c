@@ -64,24 +64,36 @@ int main(void)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", ref, par);
 	ASSERT(system(cmd) == 0);
 	make_h5();
-	o.jobs = 2;
-	ASSERT_OK(nz_export_hdf5(h5, ref, &o));
+	/* Both formats: v3 (the default, sharded here) and v2. */
+	for (int format = 3; format >= 2; format--) {
+		static const uint64_t shards[2] = { 2000, 128 };
+		o.zarr_format = format;
+		o.shards = format == 3 ? shards : NULL;
+		o.phase = NZ_EXPORT_ALL;
+		o.jobs = 2;
+		snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", ref, par);
+		ASSERT(system(cmd) == 0);
+		ASSERT_OK(nz_export_hdf5(h5, ref, &o));
 
-	o.phase = NZ_EXPORT_METADATA;
-	ASSERT_OK(nz_export_hdf5(h5, par, &o));
-	ASSERT(exists(par, "data/.zarray") && !exists(par, "data/0.0"));
-	ASSERT(!exists(par, ".zmetadata"));
-	o.phase = NZ_EXPORT_DATA;
-	o.nparts = 3;
-	for (int k = 0; k < 3; k++) {
-		o.part = (uint64_t)k;
-		o.jobs = k + 1;
+		o.phase = NZ_EXPORT_METADATA;
 		ASSERT_OK(nz_export_hdf5(h5, par, &o));
+		if (format == 3)
+			ASSERT(exists(par, "data/zarr.json") && !exists(par, "data/c"));
+		else
+			ASSERT(exists(par, "data/.zarray") && !exists(par, "data/0.0"));
+		ASSERT(!exists(par, ".zmetadata"));
+		o.phase = NZ_EXPORT_DATA;
+		o.nparts = 3;
+		for (int k = 0; k < 3; k++) {
+			o.part = (uint64_t)k;
+			o.jobs = k + 1;
+			ASSERT_OK(nz_export_hdf5(h5, par, &o));
+		}
+		ASSERT(!exists(par, ".zmetadata"));
+		ASSERT_OK(nz_nwb_finalise(par));
+		snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' >/dev/null", ref, par);
+		ASSERT(system(cmd) == 0);
 	}
-	ASSERT(!exists(par, ".zmetadata"));
-	ASSERT_OK(nz_nwb_finalise(par));
-	snprintf(cmd, sizeof cmd, "diff -r '%s' '%s' >/dev/null", ref, par);
-	ASSERT(system(cmd) == 0);
 
 	/* DATA needs the store METADATA made; the error names it. */
 	o.part = 0;

@@ -10,7 +10,8 @@
 # existing one kept byte for byte even with --overwrite.
 . "$(dirname "$0")/common.sh"
 SRC="$NZ_REF/nwb/2.2.0_subject_no_age__reference.nwb"
-"$NZ_CLI" export "$SRC" good.zarr -j 2 || { echo "FAIL: export of the good file"; exit 1; }
+# The hostile stores below are v2 (made with Debian's zarr 2.13).
+"$NZ_CLI" export "$SRC" good.zarr -j 2 --zarr-format 2 || { echo "FAIL: export of the good file"; exit 1; }
 
 # ---- the files ----------------------------------------------------------------
 "$NZ_PYTHON" - "$SRC" <<'PY' || exit 1
