@@ -63,7 +63,7 @@ typedef struct nz_record_opts {
 	double flush_interval;
 	/** Bytes of appended frames that may wait for compression, summed over
 	 *  the file's series; 0 = 256 MiB. An append that would go past it
-	 *  waits. At least one chunk per series is always admitted. */
+	 *  waits (when nothing waits, one unit is always admitted). */
 	size_t memory_budget;
 	/** Compression threads shared by the file's series; 0 = 2. */
 	int threads;

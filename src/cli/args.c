@@ -17,6 +17,7 @@ static const char usage_top[] =
 	"commands:\n"
 	"  convert   convert a raw recording into an NWB file stored as Zarr\n"
 	"  info      print the tree of an NWB Zarr file\n"
+	"  repair    finalise a recording that was killed or lost power\n"
 	"  export    convert an NWB HDF5 file into NWB Zarr\n"
 	"  verify    compare an NWB HDF5 file with its NWB Zarr export\n"
 	"\n"
@@ -40,6 +41,9 @@ static const char usage_convert[] =
 	"A SESSION (a SpikeGLX run folder or any .meta of the run; an Open Ephys\n"
 	"folder or structure.oebin) becomes one file with a series per stream,\n"
 	"the probes' electrodes, geometry and gains (docs/recordings.md).\n"
+	"RECORDING `-` (standard input) or a FIFO is a stream: frames are written as\n"
+	"they come and readable after each flush; end of stream or Ctrl-C finalises\n"
+	"(--channels and --rate are then required; a killed run: `nwbzarr repair`).\n"
 	"\n"
 	"data:\n"
 	"  -o, --output DIR        output directory (required)\n"
@@ -77,6 +81,7 @@ static const char usage_convert[] =
 	"                          with the same options (keeps chunks stored whole)\n"
 	"  --fsync                 fsync every file and directory (durable on power\n"
 	"                          loss); default: one sync() at the end\n"
+	"  --flush-interval S      streaming: seconds between flushes (default 1)\n"
 	"  -q, --quiet             no progress bar\n"
 	"  --json                  print a JSON summary on stdout\n"
 	"  -h, --help              this text\n"
@@ -95,11 +100,27 @@ static const char usage_info[] =
 	"exit status: 0 complete, 3 the file is incomplete (interrupted write), 1 error,\n"
 	"2 usage error.\n";
 
+static const char usage_repair[] =
+	"usage: nwbzarr repair FILE [--fsync] [--json]\n"
+	"\n"
+	"Finalise a recording that stopped without finishing (killed, crashed, power\n"
+	"lost with --fsync): every series keeps the frames of its last flush, then\n"
+	"the file is completed. Says how many frames it kept. An interrupted\n"
+	"conversion of a file is finished with `convert --resume` instead.\n"
+	"\n"
+	"  --fsync      fsync what it writes (durable on power loss)\n"
+	"  --json       print a JSON summary on stdout\n"
+	"  -h, --help   this text\n"
+	"\n"
+	"exit status: 0 repaired, 1 failure (a complete file: nothing to repair),\n"
+	"2 usage error.\n";
+
 const char *nzc_usage(nzc_cmd cmd)
 {
 	switch (cmd) {
 	case NZC_CONVERT: return usage_convert;
 	case NZC_INFO: return usage_info;
+	case NZC_REPAIR: return usage_repair;
 	default: return usage_top;
 	}
 }
@@ -287,6 +308,11 @@ static int numeric(nzc_args *a, const char *name, const char *v, char *err, size
 		if (nzc_parse_pair(a->shards, v) < 0)
 			return fail(err, errlen, "--shards needs ROWS,COLS (positive), not '%s'", v);
 		a->have_shards = 1;
+	} else if (strcmp(name, "--flush-interval") == 0) {
+		if (parse_pos_double(&a->flush_interval, v) < 0 || a->flush_interval > 86400)
+			return fail(err, errlen, "--flush-interval needs a positive number of seconds "
+				    "(at most 86400), not '%s'", v);
+		a->have_flush_interval = 1;
 	} else if (strcmp(name, "--zarr-format") == 0) {
 		if (!v || (strcmp(v, "2") != 0 && strcmp(v, "3") != 0))
 			return fail(err, errlen, "--zarr-format needs 2 or 3, not '%s'", v ? v : "");
@@ -357,6 +383,8 @@ int nzc_parse_args(nzc_args *a, int argc, char *const *argv, char *err, size_t e
 		a->cmd = NZC_CONVERT;
 	else if (strcmp(argv[1], "info") == 0)
 		a->cmd = NZC_INFO;
+	else if (strcmp(argv[1], "repair") == 0)
+		a->cmd = NZC_REPAIR;
 	else
 		return fail(err, errlen, "unknown command '%s'", argv[1]);
 
@@ -392,7 +420,7 @@ int nzc_parse_args(nzc_args *a, int argc, char *const *argv, char *err, size_t e
 			a->resume = 1;
 			continue;
 		}
-		if (a->cmd == NZC_CONVERT && strcmp(name, "--fsync") == 0) {
+		if ((a->cmd == NZC_CONVERT || a->cmd == NZC_REPAIR) && strcmp(name, "--fsync") == 0) {
 			a->fsync = 1;
 			continue;
 		}

@@ -11,7 +11,8 @@ typedef enum nzc_cmd {
 	NZC_HELP,     /**< `nwbzarr --help` */
 	NZC_VERSION,  /**< `nwbzarr --version` */
 	NZC_CONVERT,
-	NZC_INFO
+	NZC_INFO,
+	NZC_REPAIR
 } nzc_cmd;
 
 /** Parsed arguments. Strings point into argv. Numbers are 0 when not given
@@ -19,7 +20,7 @@ typedef enum nzc_cmd {
 typedef struct nzc_args {
 	nzc_cmd cmd;
 	int help;                 /**< `<command> --help` */
-	const char *input;        /**< convert: RECORDING; info: FILE */
+	const char *input;        /**< convert: RECORDING ("-" = stdin); info, repair: FILE */
 	const char *output;       /**< -o */
 	const char *meta;         /**< --meta session.json */
 	const char *spec_from;    /**< --spec-from FILE */
@@ -38,6 +39,8 @@ typedef struct nzc_args {
 	int overwrite, quiet, json;
 	int resume;               /**< --resume: finish an interrupted convert */
 	int fsync;                /**< --fsync: make the output durable (fsync all) */
+	double flush_interval;    /**< --flush-interval seconds (streaming); 0 = not given */
+	int have_flush_interval;
 	uint64_t seed;            /**< --seed (hidden; tests): object-id seed */
 	/* session metadata from flags (they override the --meta JSON) */
 	const char *identifier, *session_description, *session_start_time, *create_date;

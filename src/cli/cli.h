@@ -4,6 +4,7 @@
 #define NZ_CLI_CLI_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "args.h"
@@ -11,6 +12,23 @@
 
 int nzc_convert(const nzc_args *a);
 int nzc_info(const nzc_args *a);
+/** `nwbzarr repair FILE`: nz_record_repair, then a summary line (or JSON). */
+int nzc_repair(const nzc_args *a);
+/** 1 if the convert input is a stream: "-" (standard input) or a FIFO. */
+int nzc_is_stream(const char *input);
+/** Open the stream a convert records: "-" is standard input (fd 0), a FIFO
+ *  is opened for reading, which waits for its writer (a SIGINT that sets
+ *  *cancel stops the wait). 0, or -1 after printing why. */
+int nzc_open_stream(int *fd, const char *input, const volatile sig_atomic_t *cancel);
+/** Record the stream `fd` (a->input) into the file *f (metadata added) as the
+ *  series `so` of `channels` x `dtype` frames until end of stream or until
+ *  *cancel is set (SIGINT), then close it. *f is taken over by the
+ *  recorder (NULL on return unless starting failed). *frames: frames
+ *  written. Returns the exit status (0, or 1 after printing why and, when
+ *  the store holds frames, that `nwbzarr repair` finishes it). */
+int nzc_record_stream(nz_nwb **f, int fd, const nz_nwb_series_opts *so, const char *dtype,
+		      uint64_t channels, const nzc_args *a, const volatile sig_atomic_t *cancel,
+		      uint64_t *frames);
 
 /** 1 when convert's input is a whole session (a folder, a .meta or a
  *  structure.oebin, or --streams given): nzc_convert_session converts it. */

@@ -283,7 +283,8 @@ int nzc_convert(const nzc_args *a)
 	const char *dtype;
 	uint64_t channels, frames;
 	double rate, t0, elapsed;
-	int found, rc = 1, have_sub = 0, rank, nranks;
+	int found, rc = 1, have_sub = 0, rank, nranks, stream = nzc_is_stream(a->input), fd = -1;
+	const char *in_name = strcmp(a->input, "-") == 0 ? "stdin" : base_name(a->input);
 	struct mpi_part part;
 
 	/* Under mpirun every rank runs this function (docs/mpi.md): all resolve
@@ -295,16 +296,26 @@ int nzc_convert(const nzc_args *a)
 		return 1;
 	rank = nzc_mpi_rank();
 	nranks = nzc_mpi_size();
-	/* A directory or a FIFO would fail late (after the output exists) or
-	 * block forever in open: only files with a size are recordings. */
-	if (stat(a->input, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+	if (stream ? a->resume || nranks > 1 : a->have_flush_interval) {
+		fprintf(stderr, "nwbzarr: %s\n", stream ? "a stream is recorded by one process and "
+			"not resumed (a killed recording: `nwbzarr repair`)" : "--flush-interval is "
+			"for streams (RECORDING - or a FIFO)");
+		rc = 2;
+		goto done;
+	}
+	/* A directory would fail late (after the output exists): only files
+	 * with a size are recordings, and streams (- or a FIFO) are recorded. */
+	if (!stream && stat(a->input, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		fprintf(stderr, "nwbzarr: %s'%s' is not a regular file\n", nzc_mpi_tag(), a->input);
 		goto done;
 	}
 	if (a->meta && nz_session_load(&s, a->meta) < 0)
 		goto fail;
-	if ((found = nz_recording_info_probe(&info, a->input)) < 0)
+	memset(&info, 0, sizeof info);
+	if (!stream && (found = nz_recording_info_probe(&info, a->input)) < 0)
 		goto fail;
+	if (stream)
+		found = 0;
 	channels = a->channels ? a->channels : found ? info.channels : 0;
 	rate = a->rate > 0 ? a->rate : found ? info.rate : 0;
 	if (!channels || !(rate > 0)) {
@@ -327,12 +338,12 @@ int nzc_convert(const nzc_args *a)
 	ro.dtype = dtype;
 	ro.nchannels = channels;
 	ro.header_offset = a->offset;
-	if (nz_source_open_raw(&src, a->input, &ro) < 0)
+	if (!stream && nz_source_open_raw(&src, a->input, &ro) < 0)
 		goto fail;
-	frames = nz_source_shape(src)[0];
+	frames = src ? nz_source_shape(src)[0] : 0;
 	/* An empty file is a failed copy or the wrong path far more often than a
 	 * recording of no frames: say so rather than write an empty series. */
-	if (frames == 0) {
+	if (!stream && frames == 0) {
 		fprintf(stderr, "nwbzarr: %s'%s' holds no frames (%llu bytes after the %llu-byte header)\n",
 			nzc_mpi_tag(), a->input, (unsigned long long)(st.st_size > (off_t)a->offset ?
 			st.st_size - (off_t)a->offset : 0), (unsigned long long)a->offset);
@@ -354,9 +365,11 @@ int nzc_convert(const nzc_args *a)
 			(unsigned long long)channels);
 		goto done;
 	}
-	mtime_iso(start, sizeof start, a->input);
-	snprintf(desc, sizeof desc, "converted from %s by nwbzarr", base_name(a->input));
+	mtime_iso(start, sizeof start, stream ? "" : a->input); /* a stream starts now */
+	snprintf(desc, sizeof desc, "%s %s by nwbzarr", stream ? "recorded from" : "converted from",
+		 in_name);
 	nzc_file_opts(&o, a, s, start, desc, &comp);
+	o.identifier = PICK(a->identifier, PICK(s ? s->file.identifier : NULL, in_name));
 	if ((rc = nzc_check_request(a, &o)) != 0)
 		goto done;
 	rc = 1;
@@ -369,6 +382,9 @@ int nzc_convert(const nzc_args *a)
 	nzc_catch_signals(1);
 
 	if (nranks > 1 && nzc_mpi_agree(nzc_mpi_test_fail("open"), "open") < 0)
+		goto done;
+	/* The stream before the output: a FIFO nobody writes to leaves no file. */
+	if (stream && nzc_open_stream(&fd, a->input, &g_cancel) < 0)
 		goto done;
 	t0 = now_s();
 	if (rank == 0 && nz_nwb_create(&f, a->output, &o) < 0)
@@ -395,6 +411,20 @@ int nzc_convert(const nzc_args *a)
 		so.channel_conversion = s->channel_conversion;
 	so.chunks = a->have_chunks ? a->chunks : NULL;
 	so.shards = a->have_shards ? a->shards : NULL;
+	if (stream) {
+		if ((rc = nzc_record_stream(&f, fd, &so, dtype, channels, a, &g_cancel, &frames)) != 0) {
+			if (f) { /* the recording did not start: as any failed convert */
+				int code = nz_error_last()->code;
+				nz_nwb_free(f);
+				f = NULL;
+				nzc_say_output_state(a->output, code, a->overwrite);
+			}
+			goto done;
+		}
+		rc = nzc_report(a, frames, channels, (size_t)(dtype[2] - '0'), rate,
+				now_s() - t0, NULL, 0) < 0;
+		goto done;
+	}
 	if (f && (nz_nwb_add_electrical_series(f, &so, src) < 0 || nz_nwb_close(f) < 0))
 		goto fail;
 	snprintf(part.array, sizeof part.array, "acquisition/%s/data", so.name);
@@ -436,5 +466,7 @@ done:
 	nz_nwb_free(f);
 	nz_source_free(src);
 	nz_session_free(s);
+	if (fd > 0)
+		close(fd);
 	return rc;
 }

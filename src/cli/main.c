@@ -31,6 +31,8 @@ int main(int argc, char **argv)
 		return nzc_convert(&a);
 	case NZC_INFO:
 		return nzc_info(&a);
+	case NZC_REPAIR:
+		return nzc_repair(&a);
 	default:
 		fputs(nzc_usage(NZC_NONE), stderr);
 		return 2;

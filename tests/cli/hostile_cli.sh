@@ -131,7 +131,13 @@ row "--create-date without zone" 2 "--create-date" -- "$nz" convert rec.bin -o k
 # --- inputs: missing, directories, FIFOs (no hang), not what they claim ----------
 row "input missing" 1 "nothere.bin" -- "$nz" convert nothere.bin -o keep --overwrite "${A[@]}"
 row "input a directory" 1 "'adir' is not a regular file" -- "$nz" convert adir -o keep --overwrite "${A[@]}"
-row "input a FIFO" 1 "'fifo' is not a regular file" -- "$nz" convert fifo -o keep --overwrite "${A[@]}"
+# A FIFO (or -) is a stream to record: refused before it is opened when the
+# request cannot work with one (opening waits for a writer).
+row "input a FIFO, --resume" 2 "not resumed" -- "$nz" convert fifo -o keep --resume "${A[@]}"
+row "input -, --resume" 2 "not resumed" -- "$nz" convert - -o keep --resume "${A[@]}"
+row "--flush-interval for a file" 2 "--flush-interval is for streams" -- "$nz" convert rec.bin -o keep --overwrite --flush-interval 1 "${A[@]}"
+row "--flush-interval 0" 2 "--flush-interval needs a positive number" -- "$nz" convert - -o keep --overwrite --flush-interval 0 "${A[@]}"
+row "input - without --channels" 2 "channel count unknown" -- "$nz" convert - -o keep --overwrite --rate 10 -q
 row "--meta missing" 1 "none.json" -- "${C[@]}" --meta none.json
 row "--meta bad JSON" 1 "bad.json" -- "${C[@]}" --meta bad.json
 printf '{"identifier": "a\xffb"}' >bad8.json
