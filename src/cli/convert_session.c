@@ -52,9 +52,9 @@ static int split_ids(const char *list, char **buf, const char ***ids, size_t *n)
 static int usage_conflicts(const nzc_args *a, const nz_session *s)
 {
 	if (a->channels || a->rate > 0 || a->dtype || a->offset || a->conversion > 0 ||
-	    a->have_chunks) {
-		fprintf(stderr, "nwbzarr: %s: --channels, --rate, --dtype, --offset, --conversion "
-			"and --chunks do not apply to a session: its metadata gives them\n",
+	    a->have_chunks || a->have_shards) {
+		fprintf(stderr, "nwbzarr: %s: --channels, --rate, --dtype, --offset, --conversion, "
+			"--chunks and --shards do not apply to a session: its metadata gives them\n",
 			a->input);
 		return 2;
 	}
