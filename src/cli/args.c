@@ -335,18 +335,6 @@ int nzc_parse_pair(uint64_t out[2], const char *s)
 	return parse_u64(&out[0], buf, 1) < 0 || parse_u64(&out[1], comma + 1, 1) < 0 ? -1 : 0;
 }
 
-int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
-		     size_t errlen)
-{
-	if (nzc_check_layout(zarr_format, shards, chunks, err, errlen) < 0)
-		return -1;
-	if (zarr_format == 3)
-		return fail(err, errlen,
-			    "--zarr-format 3: Zarr v3 NWB output is not available yet (issue 12); "
-			    "only --zarr-format 2 is");
-	return 0;
-}
-
 int nzc_check_layout(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
 		     size_t errlen)
 {

@@ -108,10 +108,6 @@ int nzc_parse_pair(uint64_t out[2], const char *s);
 int nzc_check_layout(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
 		     size_t errlen);
 
-/** nzc_check_layout, then Zarr v3 refused (export: v3 not written yet). */
-int nzc_check_format(int zarr_format, const uint64_t *shards, const uint64_t *chunks, char *err,
-		     size_t errlen);
-
 /** The usage text of a command (NZC_NONE/NZC_HELP: the top-level one). */
 const char *nzc_usage(nzc_cmd cmd);
 

@@ -156,7 +156,8 @@ int main(void)
 		ASSERT_EQ_INT(nzc_parse_pair(p, "3"), -1);
 		ASSERT_EQ_INT(nzc_parse_pair(p, "-3,4"), -1);
 		ASSERT_EQ_INT(nzc_parse_pair(p, NULL), -1);
-		ASSERT_EQ_INT(nzc_check_format(0, NULL, NULL, err, sizeof err), 0);
+		ASSERT_EQ_INT(nzc_check_layout(3, NULL, NULL, err, sizeof err), 0);
+		ASSERT_EQ_INT(nzc_check_layout(2, p, NULL, err, sizeof err), -1);
 	}
 	return 0;
 }
