@@ -172,6 +172,14 @@ NZ_EXTERN int nz_store_get_suffix(nz_store *store, const char *key, uint64_t len
 /** *size = the value's size in bytes. NZ_ENOTFOUND when absent. */
 NZ_EXTERN int nz_store_size(nz_store *store, const char *key, uint64_t *size);
 
+/** Remove what writers killed in the middle of a put left behind, anywhere
+ *  in the store, and count it in *removed: the directory store's temporary
+ *  files (".<name>.nztmp.<pid>.<n>", which nz_store_list never shows). Call
+ *  it only when no writer is running. Memory and custom stores have no such
+ *  leftovers (*removed = 0). NZ_EIO (errno in the message) naming the file
+ *  that could not be removed. */
+NZ_EXTERN int nz_store_remove_temps(nz_store *store, uint64_t *removed);
+
 /** Where the store is, for messages (a directory store: its root). Owned by
  *  the store; never NULL. */
 NZ_EXTERN const char *nz_store_describe(nz_store *store);

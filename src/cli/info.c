@@ -1,32 +1,40 @@
 /* `nwbzarr info`: the tree of a Zarr store with NWB types, array shapes,
  * dtypes, chunks, codecs and stored sizes; and the convert summary. */
-#define _XOPEN_SOURCE 700 /* nftw */
-#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
-/* nftw has no payload argument; info and convert are single-threaded. */
-static uint64_t g_du;
-static int g_du_chunks_only;
+typedef struct du_ctx {
+	nz_store *store;
+	int chunks_only;
+	uint64_t bytes;
+} du_ctx;
 
-static int du_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int du_key(const char *key, void *payload)
 {
-	if (flag == FTW_F && !(g_du_chunks_only && (p[ftw->base] == '.' || strcmp(p + ftw->base, "zarr.json") == 0)))
-		g_du += (uint64_t)st->st_size;
+	du_ctx *c = payload;
+	const char *leaf = strrchr(key, '/');
+	uint64_t size = 0;
+	leaf = leaf ? leaf + 1 : key;
+	if (c->chunks_only && (leaf[0] == '.' || strcmp(leaf, "zarr.json") == 0))
+		return 0;
+	if (nz_store_size(c->store, key, &size) == 0) /* (a key removed meanwhile counts 0) */
+		c->bytes += size;
 	return 0;
 }
 
+/* Through the store's listing and sizes, so it is what an object store
+ * would report too; 0 when the folder cannot be opened. */
 uint64_t nzc_du(const char *dir, int chunks_only)
 {
-	g_du = 0;
-	g_du_chunks_only = chunks_only;
-	nftw(dir, du_entry, 16, FTW_PHYS);
-	return g_du;
+	du_ctx c = { NULL, chunks_only, 0 };
+	if (nz_store_open_dir(&c.store, dir, NZ_STORE_READ) == 0)
+		nz_store_list(c.store, "", du_key, &c);
+	nz_store_free(c.store);
+	return c.bytes;
 }
 
 int nzc_json_paths(const char *a, const char *b)

@@ -316,7 +316,8 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 			 unsigned int flags);
 
 /** Remove the temporary files (".<name>.nztmp.<pid>.<n>") a killed writer
- *  left below the directory `path`; *removed counts them. */
+ *  left below the directory `path` (nz_store_remove_temps of its directory
+ *  store); *removed counts them. */
 int nz__hdmf_remove_temps(const char *path, uint64_t *removed);
 
 /** 1 if `path` is a directory holding nothing but temporary files (a writer

@@ -3,9 +3,7 @@
  * metadata against what is already stored, the removal of a dead writer's
  * temporary files, and an engine sink that keeps chunks already stored
  * whole. */
-#define _XOPEN_SOURCE 700 /* nftw */
-#include <errno.h>
-#include <ftw.h>
+#define _XOPEN_SOURCE 700 /* access */
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -170,33 +168,14 @@ int nz__hdmf_resume_store(nz_store **out, nz_store *inner)
 
 /* ---- leftovers of a killed writer ------------------------------------------ */
 
-/* nftw has no payload: per-thread counters (one resume per thread). */
-static _Thread_local uint64_t tmp_removed;
-static _Thread_local int tmp_errno;
-
-static int rm_tmp(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	const char *leaf = p + ftw->base;
-	(void)sb;
-	if (flag == FTW_F && nz__store_is_temp_name(leaf)) {
-		if (unlink(p) != 0 && errno != ENOENT) {
-			tmp_errno = errno;
-			return 1;
-		}
-		tmp_removed++;
-	}
-	return 0;
-}
-
 int nz__hdmf_remove_temps(const char *path, uint64_t *removed)
 {
-	tmp_removed = 0;
-	tmp_errno = 0;
-	if (nftw(path, rm_tmp, 16, FTW_PHYS) != 0)
-		return nz__error_errno(tmp_errno ? tmp_errno : errno,
-				       "cannot remove temporary files below", path);
-	*removed = tmp_removed;
-	return 0;
+	nz_store *st = NULL;
+	int err = nz_store_open_dir(&st, path, NZ_STORE_WRITE);
+	if (err == 0)
+		err = nz_store_remove_temps(st, removed);
+	nz_store_free(st);
+	return err;
 }
 
 int nz__hdmf_dir_is_fresh(const char *path)
@@ -225,7 +204,7 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 						NZ_INCOMPLETE_MARKER);
 	}
 	if (err < 0 || (err = nz__hdmf_marker_read(marker, in)) < 0 ||
-	    (err = nz__hdmf_remove_temps(path, temps)) < 0 ||
+	    (err = nz_store_remove_temps(in, temps)) < 0 ||
 	    (err = nz__hdmf_resume_store(out, in)) < 0)
 		goto done;
 	in = NULL;

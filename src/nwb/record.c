@@ -65,12 +65,12 @@ int nz_record_begin(nz_record **out, nz_nwb *f, const nz_record_opts *opts)
 	if ((err = nz__pool_new(&r->pool, o.threads, NZ_RECORD_MAX_SERIES + 1)) < 0)
 		goto fail;
 	/* Everything but the series, then a consolidated file that opens. */
-	if ((err = nz__nwb_write_static(f)) < 0 || (err = nz__rec_marker(r, f)) < 0 ||
+	if ((err = nz__nwb_write_static(f)) < 0 || (err = nz__record_marker(r, f)) < 0 ||
 	    (err = nz_consolidate(f->store)) < 0)
 		goto fail;
 	f->skip_series_data = 1; /* series data come from appends */
 	r->f = f;
-	if (r->interval > 0 && (err = nz__rec_flusher_start(r)) < 0) {
+	if (r->interval > 0 && (err = nz__record_flusher_start(r)) < 0) {
 		r->f = NULL;
 		f->skip_series_data = 0;
 		goto fail;
@@ -83,7 +83,7 @@ fail:
 	return err;
 }
 
-int nz__rec_marker(nz_record *r, nz_nwb *f)
+int nz__record_marker(nz_record *r, nz_nwb *f)
 {
 	json_t *m = NULL, *list = json_array();
 	int err = 0;
@@ -204,7 +204,7 @@ int nz_record_add_series(nz_record_series **out, nz_record *r, const nz_record_s
 						 o->series.name)) >= sizeof parent)
 		return nz__error_set(NZ_EINVAL, "series '%s': path too long", o->series.name);
 	pthread_mutex_lock(&r->flush_mu);
-	if ((err = nz__rec_failed(r)) < 0)
+	if ((err = nz__record_failed(r)) < 0)
 		goto done;
 	for (size_t i = 0; i < r->n_series; i++)
 		if (strcmp(r->series[i]->path, parent) == 0) {
@@ -222,7 +222,7 @@ int nz_record_add_series(nz_record_series **out, nz_record *r, const nz_record_s
 		goto done;
 	r->series[r->n_series++] = s;
 	/* In the marker before it is readable, so a repair finds it. */
-	if ((err = nz__rec_marker(r, r->f)) < 0 || (err = nz_consolidate(r->f->store)) < 0) {
+	if ((err = nz__record_marker(r, r->f)) < 0 || (err = nz_consolidate(r->f->store)) < 0) {
 		r->n_series--;
 		goto done;
 	}
@@ -286,14 +286,14 @@ static int append(nz_record_series *s, const void *frames, const void *const *pl
 					   : "this series has a rate, not timestamps");
 	if (s->r->closed)
 		return nz__error_set(NZ_EINVAL, "record append '/%s': the file is closed", s->path);
-	if ((err = nz__rec_failed(s->r)) < 0)
+	if ((err = nz__record_failed(s->r)) < 0)
 		return err;
 	pthread_mutex_lock(&s->mu);
 	while (done < n) {
 		uint64_t row = s->frames % s->unit, take = s->unit - row;
 		if (take > n - done)
 			take = n - done;
-		if (!s->open && (err = nz__rec_job_new(&s->open, s, s->frames / s->unit)) < 0)
+		if (!s->open && (err = nz__record_job_new(&s->open, s, s->frames / s->unit)) < 0)
 			break;
 		copy_frames(s, frames, planar, done, take, row);
 		if (ts)
@@ -302,9 +302,9 @@ static int append(nz_record_series *s, const void *frames, const void *const *pl
 		done += take;
 		s->open->nframes = row + take;
 		if (s->frames % s->unit == 0) {
-			nz__rec_job *j = s->open;
+			nz__record_job *j = s->open;
 			s->open = NULL;
-			if ((err = nz__rec_push(s, j, 0)) < 0)
+			if ((err = nz__record_push(s, j, 0)) < 0)
 				break;
 		}
 	}
@@ -330,7 +330,7 @@ void nz_record_free(nz_record *r)
 {
 	if (!r)
 		return;
-	nz__rec_flusher_stop(r);
+	nz__record_flusher_stop(r);
 	/* Let the workers finish what is queued (units past the published
 	 * length are invisible to readers and harmless to a repair): a worker
 	 * re-queues its series, which must not race with the pool's end. */
@@ -342,11 +342,11 @@ void nz_record_free(nz_record *r)
 	nz__pool_free(r->pool);
 	for (size_t i = 0; i < r->n_series; i++) {
 		nz_record_series *s = r->series[i];
-		nz__rec_job_free(s->open);
+		nz__record_job_free(s->open);
 		while (s->head) {
-			nz__rec_job *j = s->head;
+			nz__record_job *j = s->head;
 			s->head = j->next;
-			nz__rec_job_free(j);
+			nz__record_job_free(j);
 		}
 		nz_array_free(s->data);
 		nz_array_free(s->ts);

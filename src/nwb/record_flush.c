@@ -18,14 +18,14 @@
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-int nz__rec_job_new(nz__rec_job **out, const nz_record_series *s, uint64_t unit)
+int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit)
 {
-	nz__rec_job *j = nz__calloc(1, sizeof *j);
+	nz__record_job *j = nz__calloc(1, sizeof *j);
 	const unsigned char *fill = nz_array_fill_value(s->data);
 	*out = NULL;
 	if (!j || !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1)) ||
 	    (s->ts && !(j->ts = nz__calloc((size_t)s->unit, sizeof *j->ts)))) {
-		nz__rec_job_free(j);
+		nz__record_job_free(j);
 		return nz__error_set(NZ_ENOMEM, "out of memory recording '/%s'", s->path);
 	}
 	for (size_t i = 0; i < s->unit_bytes; i += s->itemsize)
@@ -36,7 +36,7 @@ int nz__rec_job_new(nz__rec_job **out, const nz_record_series *s, uint64_t unit)
 	return 0;
 }
 
-void nz__rec_job_free(nz__rec_job *j)
+void nz__record_job_free(nz__record_job *j)
 {
 	if (!j)
 		return;
@@ -45,7 +45,7 @@ void nz__rec_job_free(nz__rec_job *j)
 	nz__free(j);
 }
 
-int nz__rec_failed(nz_record *r)
+int nz__record_failed(nz_record *r)
 {
 	int err = 0;
 	pthread_mutex_lock(&r->mu);
@@ -64,14 +64,14 @@ static void fail_locked(nz_record *r)
 	pthread_cond_broadcast(&r->cv);
 }
 
-void nz__rec_fail(nz_record *r)
+void nz__record_fail(nz_record *r)
 {
 	pthread_mutex_lock(&r->mu);
 	fail_locked(r);
 	pthread_mutex_unlock(&r->mu);
 }
 
-int nz__rec_push(nz_record_series *s, nz__rec_job *j, int no_wait)
+int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait)
 {
 	nz_record *r = s->r;
 	int err = 0, schedule = 0;
@@ -80,7 +80,7 @@ int nz__rec_push(nz_record_series *s, nz__rec_job *j, int no_wait)
 		pthread_cond_wait(&r->cv, &r->mu);
 	if (r->failed) {
 		err = nz__error_restore(&r->error);
-		nz__rec_job_free(j);
+		nz__record_job_free(j);
 		goto done;
 	}
 	if (s->tail)
@@ -96,14 +96,14 @@ done:
 	pthread_mutex_unlock(&r->mu);
 	/* The queue holds each series at most once: this never waits. */
 	if (schedule)
-		nz__pool_add(r->pool, nz__rec_run, s, 0);
+		nz__pool_add(r->pool, nz__record_run, s, 0);
 	return err;
 }
 
 /* Store frames [unit * s->unit, + nframes) of data and timestamps. A
  * handle of the length that ends there writes the unit, so the zarr layer
  * pads (and a sharded array skips) what lies past it. */
-static int write_job(nz_record_series *s, const nz__rec_job *j, nz_scratch *scratch)
+static int write_job(nz_record_series *s, const nz__record_job *j, nz_scratch *scratch)
 {
 	uint64_t end = j->unit * s->unit + j->nframes, shape[2] = {end, s->channels};
 	uint64_t idx[2] = {j->unit, 0};
@@ -131,11 +131,11 @@ done:
 	return err;
 }
 
-void nz__rec_run(void *arg, int worker)
+void nz__record_run(void *arg, int worker)
 {
 	nz_record_series *s = arg;
 	nz_record *r = s->r;
-	nz__rec_job *j;
+	nz__record_job *j;
 	int again, skip, err = 0;
 	pthread_mutex_lock(&r->mu);
 	j = s->head;
@@ -155,9 +155,9 @@ void nz__rec_run(void *arg, int worker)
 	s->scheduled = again;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	nz__rec_job_free(j);
+	nz__record_job_free(j);
 	if (again)
-		nz__pool_add(r->pool, nz__rec_run, s, 0);
+		nz__pool_add(r->pool, nz__record_run, s, 0);
 }
 
 /* ---- flushing -------------------------------------------------------------- */
@@ -165,19 +165,19 @@ void nz__rec_run(void *arg, int worker)
 /* Step 1 for one series: queue its open unit; *target = jobs to wait for. */
 static int queue_partial(nz_record_series *s, uint64_t *frames, uint64_t *target)
 {
-	nz__rec_job *j = NULL;
+	nz__record_job *j = NULL;
 	int err = 0;
 	pthread_mutex_lock(&s->mu);
 	*frames = s->frames;
 	if (s->open && s->frames != s->partial_at) {
-		if ((err = nz__rec_job_new(&j, s, s->open->unit)) < 0)
+		if ((err = nz__record_job_new(&j, s, s->open->unit)) < 0)
 			goto done;
 		memcpy(j->data, s->open->data, s->unit_bytes);
 		if (s->ts)
 			memcpy(j->ts, s->open->ts, (size_t)s->unit * sizeof *j->ts);
 		j->nframes = s->open->nframes;
 		/* Not held back by the budget: the flush must make progress. */
-		if ((err = nz__rec_push(s, j, 1)) < 0)
+		if ((err = nz__record_push(s, j, 1)) < 0)
 			goto done;
 		s->partial_at = s->frames;
 	}
@@ -198,12 +198,12 @@ static int publish(nz_record_series *s, uint64_t frames)
 	return nz__array_resize(NULL, s->data, shape);
 }
 
-int nz__rec_flush_locked(nz_record *r)
+int nz__record_flush_locked(nz_record *r)
 {
 	uint64_t frames[NZ_RECORD_MAX_SERIES], target[NZ_RECORD_MAX_SERIES];
 	size_t n = r->n_series, i;
 	int err = 0, changed = 0;
-	if ((err = nz__rec_failed(r)) < 0)
+	if ((err = nz__record_failed(r)) < 0)
 		return err;
 	for (i = 0; i < n; i++)
 		if ((err = queue_partial(r->series[i], &frames[i], &target[i])) < 0)
@@ -229,7 +229,7 @@ int nz__rec_flush_locked(nz_record *r)
 done:
 	if (err < 0) {
 		nz__error_wrap("flushing '%s'", r->f->path);
-		nz__rec_fail(r);
+		nz__record_fail(r);
 	}
 	return err;
 }
@@ -242,7 +242,7 @@ int nz_record_flush(nz_record *r)
 	if (r->closed)
 		return nz__error_set(NZ_EINVAL, "record flush '%s': already closed", r->f->path);
 	pthread_mutex_lock(&r->flush_mu);
-	err = nz__rec_flush_locked(r);
+	err = nz__record_flush_locked(r);
 	pthread_mutex_unlock(&r->flush_mu);
 	return err;
 }
@@ -267,7 +267,7 @@ static void *flusher(void *arg)
 	return NULL;
 }
 
-int nz__rec_flusher_start(nz_record *r)
+int nz__record_flusher_start(nz_record *r)
 {
 	sigset_t all, old;
 	int rc;
@@ -282,7 +282,7 @@ int nz__rec_flusher_start(nz_record *r)
 	return 0;
 }
 
-void nz__rec_flusher_stop(nz_record *r)
+void nz__record_flusher_stop(nz_record *r)
 {
 	if (!r->has_flusher)
 		return;
@@ -303,9 +303,9 @@ int nz_record_close(nz_record *r)
 		return nz__error_set(NZ_EINVAL, "record close: no recording");
 	if (r->closed)
 		return nz__error_set(NZ_EINVAL, "record close '%s': already closed", r->f->path);
-	nz__rec_flusher_stop(r);
+	nz__record_flusher_stop(r);
 	pthread_mutex_lock(&r->flush_mu);
-	err = nz__rec_flush_locked(r);
+	err = nz__record_flush_locked(r);
 	r->closed = 1;
 	r->f->closed = 1;
 	pthread_mutex_unlock(&r->flush_mu);

@@ -15,14 +15,14 @@
 
 /** One write unit (chunk, or shard of a sharded array) for the pool:
  *  frames [unit * s->unit, + nframes) of the series, fill-padded. */
-typedef struct nz__rec_job {
-	struct nz__rec_job *next;
+typedef struct nz__record_job {
+	struct nz__record_job *next;
 	uint64_t unit;
 	uint64_t nframes;
 	unsigned char *data; /**< s->unit_bytes */
 	double *ts;          /**< s->unit values, or NULL */
 	size_t bytes;        /**< counted against the budget */
-} nz__rec_job;
+} nz__record_job;
 
 struct nz_record_series {
 	nz_record *r;
@@ -34,11 +34,11 @@ struct nz_record_series {
 	size_t itemsize, row_bytes, unit_bytes;
 	/* the appending thread's side, under mu */
 	pthread_mutex_t mu;
-	nz__rec_job *open;      /**< the unit being filled, or NULL */
+	nz__record_job *open;      /**< the unit being filled, or NULL */
 	uint64_t frames;        /**< appended */
 	/* queue, under r->mu: one worker at a time runs a series' jobs, in
 	 * order, so a rewritten partial unit never lands after its full one */
-	nz__rec_job *head, *tail;
+	nz__record_job *head, *tail;
 	int scheduled;
 	uint64_t pushed, done;
 	/* flushing, under r->flush_mu */
@@ -68,30 +68,30 @@ struct nz_record {
 
 /** Queue `j` on `s` for the pool (takes r->mu; waits for budget first
  *  unless `no_wait`). On failure (an earlier one re-raised) j is freed. */
-int nz__rec_push(nz_record_series *s, nz__rec_job *j, int no_wait);
+int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait);
 
 /** A new job for unit `unit`, data filled with the fill value. */
-int nz__rec_job_new(nz__rec_job **out, const nz_record_series *s, uint64_t unit);
-void nz__rec_job_free(nz__rec_job *j);
+int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit);
+void nz__record_job_free(nz__record_job *j);
 
 /** The first failure, re-raised on this thread; 0 when none. */
-int nz__rec_failed(nz_record *r);
+int nz__record_failed(nz_record *r);
 
 /** Keep this thread's error as the recording's first failure. */
-void nz__rec_fail(nz_record *r);
+void nz__record_fail(nz_record *r);
 
 /** Flush under r->flush_mu (held by the caller). */
-int nz__rec_flush_locked(nz_record *r);
+int nz__record_flush_locked(nz_record *r);
 
 /** Start / stop the periodic flusher thread. */
-int nz__rec_flusher_start(nz_record *r);
-void nz__rec_flusher_stop(nz_record *r);
+int nz__record_flusher_start(nz_record *r);
+void nz__record_flusher_stop(nz_record *r);
 
 /** The pool's function: run the next job of series `arg`. */
-void nz__rec_run(void *arg, int worker);
+void nz__record_run(void *arg, int worker);
 
 /** Write the recorded series' list into the incomplete marker (repair
  *  reads it). Under flush_mu. */
-int nz__rec_marker(nz_record *r, nz_nwb *f);
+int nz__record_marker(nz_record *r, nz_nwb *f);
 
 #endif

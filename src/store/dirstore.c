@@ -464,6 +464,52 @@ static int ds_list(void *ctx, const char *prefix, nz_store_list_cb cb, void *pay
 	return err;
 }
 
+/* Remove temporary files below `dir` (recursively), counting them. */
+static int remove_temps_in(const char *dir, uint64_t *removed)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int err = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : nz__error_errno(errno, "cannot list", dir);
+	while (err == 0 && (errno = 0, e = readdir(d)) != NULL) {
+		struct stat st;
+		char *sub;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode) && nz__store_is_temp_name(e->d_name)) {
+			int en = unlinkat(dirfd(d), e->d_name, 0) == 0 ? 0 : errno;
+			if (en == 0) {
+				++*removed;
+			} else if (en != ENOENT) { /* (ENOENT: removed meanwhile) */
+				sub = join(dir, e->d_name);
+				err = sub ? nz__error_errno(en, "cannot remove temporary file", sub)
+					  : nz__error_set(NZ_ENOMEM, "out of memory cleaning '%s'", dir);
+				nz__free(sub);
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			if (!(sub = join(dir, e->d_name)))
+				err = nz__error_set(NZ_ENOMEM, "out of memory cleaning '%s'", dir);
+			else
+				err = remove_temps_in(sub, removed);
+			nz__free(sub);
+		}
+	}
+	if (err == 0 && errno != 0)
+		err = nz__error_errno(errno, "cannot list", dir);
+	closedir(d);
+	return err;
+}
+
+static int ds_remove_temps(void *ctx, uint64_t *removed)
+{
+	dirstore *ds = ctx;
+	if (!(ds->flags & (NZ_STORE_WRITE | NZ_STORE_CREATE)))
+		return nz__error_set(NZ_EINVAL, "store '%s' is read-only: cannot remove its temporary files", ds->root);
+	return remove_temps_in(ds->root, removed);
+}
+
 /* fsync a directory and, recursively, every directory below it: a put
  * syncs the file and the folder it is in, but folders created on the way
  * (mkdirs) are entries of their parents, synced here. */
@@ -590,6 +636,7 @@ int nz_store_open_dir(nz_store **out, const char *path, unsigned int flags)
 	}
 	if ((err = nz_store_new(out, &dir_ops, ds)) < 0)
 		goto done;
+	nz__store_set_temps_op(*out, ds_remove_temps);
 	ds = NULL;
 done:
 	ds_free(ds);

@@ -14,6 +14,7 @@
 struct nz_store {
 	nz_store_ops ops;
 	void *ctx;
+	int (*remove_temps)(void *ctx, uint64_t *removed); /* a built-in backend's, or NULL */
 };
 
 struct nz_store_writer {
@@ -368,6 +369,17 @@ int nz_store_sync(nz_store *store)
 	if (!store)
 		return nz__error_set(NZ_EINVAL, "nz_store_sync: NULL store");
 	return store->ops.sync ? store->ops.sync(store->ctx) : 0;
+}
+
+void nz__store_set_temps_op(nz_store *store, int (*op)(void *ctx, uint64_t *removed))
+{
+	store->remove_temps = op;
+}
+
+int nz_store_remove_temps(nz_store *store, uint64_t *removed)
+{
+	*removed = 0;
+	return store->remove_temps ? store->remove_temps(store->ctx, removed) : 0;
 }
 
 const char *nz_store_describe(nz_store *store)

@@ -21,4 +21,8 @@ int nz__store_is_temp_name(const char *leaf);
 int nz__store_range(uint64_t size, uint64_t offset, uint64_t length, int suffix, const char *key,
 		    const char *where, uint64_t *start, size_t *n);
 
+/** Give a built-in backend's store its nz_store_remove_temps operation
+ *  (custom backends have none: their streaming puts leave nothing). */
+void nz__store_set_temps_op(nz_store *store, int (*op)(void *ctx, uint64_t *removed));
+
 #endif

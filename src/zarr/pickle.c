@@ -385,8 +385,9 @@ static int fill_container(vm *m, size_t base)
 	if (c->kind == PV_DICT && (m->sp - base) % 2)
 		return fail(m, NZ_EFORMAT, "a key without a value");
 	for (k = base; k < m->sp; k++) {
-		if (c->kind == PV_DICT && (k - base) % 2 == 0 && m->stack[k]->kind != PV_STR)
-			return fail(m, NZ_EUNSUPPORTED, "a dict key that is not a str");
+		if (c->kind == PV_DICT && (k - base) % 2 == 0 &&
+		    (m->stack[k]->kind != PV_STR || strlen(m->stack[k]->s) != m->stack[k]->n))
+			return fail(m, NZ_EUNSUPPORTED, "a dict key that is not a str without NUL characters");
 		if ((err = adopt(m, c, m->stack[k])) < 0)
 			return err;
 	}

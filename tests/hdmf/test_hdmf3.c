@@ -308,8 +308,46 @@ static void test_key_depth(void)
 	nz_store_free(st);
 }
 
+/* The default schema (pynwb 4.2's, core 2.11.0) plus only the extension
+ * namespaces of a --spec-from file: its own core/hdmf ones are left out,
+ * from HDF5 and from a v3 store alike. */
+static void test_default_specs(void)
+{
+	nz_store *st = fresh_store("defspecs"), *st2 = fresh_store("defspecs2");
+	nz__hdmf h, h2;
+	json_t *root = json_object();
+	char path[1024], *dir = NULL;
+	nz_array *a = NULL;
+
+	ASSERT_OK(nz__hdmf_init_format(&h, st, 5, NULL, 3));
+	ASSERT_OK(nz__hdmf_write_default_specs(&h, root));
+	snprintf(path, sizeof path, "%s/nwb/2.1.0_nwbfile_with_extension.nwb", getenv("NZ_REF"));
+	ASSERT_OK(nz__hdmf_copy_specs_ext(&h, path, root, 1));
+	ASSERT_EQ_STR(json_string_value(json_object_get(root, ".specloc")), "specifications");
+	ASSERT_OK(nz_array_open(&a, st, "specifications/core/" NZ_NWB_SCHEMA_VERSION "/nwb.ecephys"));
+	nz_array_free(a);
+	ASSERT_OK(nz_array_open(&a, st, "specifications/hdmf-common/1.10.0/table"));
+	nz_array_free(a);
+	ASSERT_OK(nz_array_open(&a, st, "specifications/ndx-testextension/0.1.0/namespace"));
+	nz_array_free(a);
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, st, "specifications/core/2.5.0/namespace"));
+	ASSERT(nz__hdmf_is_default_namespace("hdmf-experimental") && !nz__hdmf_is_default_namespace("ndx-x"));
+	/* again from the v3 store just written: the extension only */
+	snprintf(path, sizeof path, "%s/hdmf3_defspecs.zarr", getenv("NZ_TMP") ? getenv("NZ_TMP") : "/tmp");
+	dir = path;
+	ASSERT_OK(nz__hdmf_init_format(&h2, st2, 5, NULL, 3));
+	ASSERT_OK(nz__hdmf_copy_specs_ext(&h2, dir, root, 1));
+	ASSERT_OK(nz_array_open(&a, st2, "specifications/ndx-testextension/0.1.0/namespace"));
+	nz_array_free(a);
+	ASSERT_ERR(NZ_ENOTFOUND, nz_array_open(&a, st2, "specifications/core/" NZ_NWB_SCHEMA_VERSION "/namespace"));
+	json_decref(root);
+	nz_store_free(st);
+	nz_store_free(st2);
+}
+
 int main(void)
 {
+	test_default_specs();
 	test_key_depth();
 	test_specs();
 	test_objects();

@@ -1,5 +1,6 @@
 /* Directory store: atomic put, nested keys, get/exists/remove, list, bad
- * keys, read-only and unwritable stores, and a custom backend via ops. */
+ * keys, read-only and unwritable stores, temporary-file cleanup, and a
+ * custom backend via ops. */
 #include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -300,6 +301,55 @@ static void store_ops_failed(void *ctx, long n)
 	nz_store_free(s);
 }
 
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	ASSERT(f != NULL);
+	fputs("x", f);
+	fclose(f);
+}
+
+/* nz_store_remove_temps: a killed writer's temporary files go, at any
+ * depth; keys, other hidden files and folders stay; read-only stores
+ * refuse; memory stores have none. */
+static void test_remove_temps(void)
+{
+	nz_store *s = NULL;
+	uint64_t removed = 9;
+	seen sn = {0};
+	char p[700];
+	snprintf(p, sizeof p, "%s/temps", root);
+	rm_rf(p);
+	ASSERT_OK(nz_store_open_dir(&s, p, NZ_STORE_CREATE));
+	ASSERT_OK(nz_store_put(s, "a/b/c", "1", 1));
+	ASSERT_OK(nz_store_put(s, ".zgroup", "{}", 2));
+	snprintf(p, sizeof p, "%s/temps/.c.nztmp.123.4", root);
+	touch(p);
+	snprintf(p, sizeof p, "%s/temps/a/b/.c.nztmp.99.0", root);
+	touch(p);
+	snprintf(p, sizeof p, "%s/temps/a/.hidden", root);
+	touch(p);
+	ASSERT_OK(nz_store_remove_temps(s, &removed));
+	ASSERT_EQ_INT(removed, 2);
+	snprintf(p, sizeof p, "%s/temps/a/b", root);
+	ASSERT_EQ_INT(count_entries(p), 1);
+	ASSERT_OK(nz_store_list(s, "", collect, &sn));
+	ASSERT(sn.n == 3 && has(&sn, "a/b/c") && has(&sn, "a/.hidden") && has(&sn, ".zgroup"));
+	ASSERT_OK(nz_store_remove_temps(s, &removed));
+	ASSERT_EQ_INT(removed, 0);
+	nz_store_free(s);
+	snprintf(p, sizeof p, "%s/temps", root);
+	ASSERT_OK(nz_store_open_dir(&s, p, NZ_STORE_READ));
+	ASSERT_ERR(NZ_EINVAL, nz_store_remove_temps(s, &removed));
+	ASSERT_CONTAINS(nz_error_last()->message, "read-only");
+	nz_store_free(s);
+	ASSERT_OK(nz_store_new_memory(&s));
+	removed = 9;
+	ASSERT_OK(nz_store_remove_temps(s, &removed));
+	ASSERT_EQ_INT(removed, 0);
+	nz_store_free(s);
+}
+
 static void test_alloc_failures(void)
 {
 	nz_oom_sweep s = {"directory store", run_store_ops, NULL, store_ops_failed, NULL, 0, 0, 0, 0};
@@ -315,6 +365,7 @@ int main(void)
 	test_bad_keys();
 	test_errors();
 	test_custom_backend();
+	test_remove_temps();
 	test_alloc_failures();
 	rm_rf(root);
 	return 0;
