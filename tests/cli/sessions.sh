@@ -26,10 +26,16 @@ mkbin run_g0/run_g0_imec0/run_g0_t0.imec0.ap.meta 1200
 mkbin run_g0/run_g0_imec0/run_g0_t0.imec0.lf.meta 1000
 mkbin run_g0/run_g0_t0.nidq.meta 1200
 
-series() { # STORE: the groups under acquisition/ (Zarr v2 or v3), sorted, one line
-	[ -e "$1/.zmetadata" ] || [ -e "$1/zarr.json" ] || return 0 # complete stores only
-	find "$1/acquisition" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' |
-		sed 's/ $//'
+series() { # STORE (Zarr v3, convert's default, or v2): the names under acquisition/, sorted, one line
+	python3 -c "
+import json, os, sys
+p = sys.argv[1]
+if os.path.exists(p + '/.zmetadata'):
+    m = json.load(open(p + '/.zmetadata'))['metadata']
+else:
+    m = {k + '/zarr.json': v for k, v in json.load(open(p + '/zarr.json'))['consolidated_metadata']['metadata'].items()}
+print(' '.join(sorted({k.split('/')[1] for k in m if k.startswith('acquisition/') and k.count('/') >= 2})))
+" "$1"
 }
 ALL="ElectricalSeriesAP ElectricalSeriesLF TimeSeriesImec0Sync TimeSeriesNIDQ TimeSeriesNIDQDigital"
 for from in run_g0 run_g0/run_g0_t0.nidq.meta run_g0/run_g0_imec0/run_g0_t0.imec0.lf.meta; do
