@@ -1,7 +1,7 @@
 """`nwbzarr convert FIFO` records a stream fed at a fixed rate, and the real
 readers can open the file while it is being written:
 - while the writer feeds a FIFO block by block, zarr-python 3 and pynwb 4.2 +
-  hdmf-zarr 0.14 (NWBZarrV2IO) open the store again and again; every time
+  hdmf-zarr 0.14 (NWBZarrIO, or NWBZarrV2IO for v2) open the store again and again; every time
   the series is a prefix of the input, equal to it, and across the openings
   it grows; at end of stream the file is complete and holds all of it;
 - a second recording is killed (SIGKILL) part-way: the store still opens
@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 import zarr
-from hdmf_zarr import NWBZarrV2IO
+from hdmf_zarr import NWBZarrIO, NWBZarrV2IO
 
 faulthandler.dump_traceback_later(600, exit=True)  # a hang is a failure, with a traceback
 cli = os.environ["NZ_CLI"]
@@ -50,9 +50,9 @@ def start(name, fifo, quiet=True):
 def frames_zarr(out):
     """Open the series' data with zarr-python 3 (its .zarray: zarr 3.4 cannot
     parse the v2 layout's consolidated object arrays, issue 12)."""
-    if not (out / DATA / ".zarray").exists():
+    if not (out / DATA / "zarr.json").exists() and not (out / DATA / ".zarray").exists():
         return None  # not created yet
-    a = zarr.open_array(str(out / DATA), mode="r", zarr_format=2)[:]
+    a = zarr.open_array(str(out / DATA), mode="r")[:]
     assert np.array_equal(a, x[: a.shape[0]]), f"zarr: {a.shape[0]} frames differ from the input"
     return a.shape[0]
 
@@ -60,7 +60,8 @@ def frames_zarr(out):
 def frames_pynwb(out):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with NWBZarrV2IO(str(out), "r") as io:
+        v3 = (out / "zarr.json").exists()
+        with (NWBZarrIO if v3 else NWBZarrV2IO)(str(out), "r") as io:
             es = io.read().acquisition["ElectricalSeries"]
             a = es.data[:]
     assert es.rate == 30000.0
