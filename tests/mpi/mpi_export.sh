@@ -26,21 +26,29 @@ with h5py.File(sys.argv[1], "w") as f:
     g.create_dataset("small", data=np.arange(10))
     g.create_dataset("names", data=["a", "bb", "ccc"])
 PY
-"$NZ_CLI" export "$T/big.h5" "$T/x.1" -j 2 || fail "single process exit $?"
-for k in 2 3; do
-	mpi "$k" "$NZ_CLI" export "$T/big.h5" "$T/x.$k" -j 1 2>"$T/err.txt" \
-		|| { fail "-n $k exit $?: $(cat "$T/err.txt")"; continue; }
-	diff -r "$T/x.1" "$T/x.$k" >/dev/null || fail "-n $k differs from one process"
-	"$NZ_CLI" verify "$T/big.h5" "$T/x.$k" >/dev/null || fail "-n $k: verify"
+# Zarr v3 (export's default, sharded) and the v2 layout: K processes write
+# the bytes one process writes.
+for fmt in 3 2; do
+	"$NZ_CLI" export "$T/big.h5" "$T/v$fmt.1" -j 2 --zarr-format $fmt -q || fail "v$fmt: single process exit $?"
+	for k in 2 3; do
+		mpi "$k" "$NZ_CLI" export "$T/big.h5" "$T/v$fmt.$k" -j 1 --zarr-format $fmt 2>"$T/err.txt" \
+			|| { fail "v$fmt -n $k exit $?: $(cat "$T/err.txt")"; continue; }
+		diff -r "$T/v$fmt.1" "$T/v$fmt.$k" >/dev/null || fail "v$fmt -n $k differs from one process"
+		"$NZ_CLI" verify "$T/big.h5" "$T/v$fmt.$k" >/dev/null || fail "v$fmt -n $k: verify"
+	done
 done
-n=$(ls "$T/x.3/acquisition/es/chunked" | wc -l)
-[ "$n" = 40 ] || fail "chunked: $n chunk files, expected 40"
+grep -q '"zarr_format": 3' "$T/v3.3/acquisition/es/chunked/zarr.json" || fail "v3: chunked is not a v3 array"
+n=$(find "$T/v3.3/acquisition/es/chunked/c" -type f | wc -l)
+[ "$n" -ge 1 ] || fail "v3: chunked holds no chunks"
+n=$(ls "$T/v2.3/acquisition/es/chunked" | wc -l)
+[ "$n" = 40 ] || fail "v2 chunked: $n chunk files, expected 40"
+mv "$T/v2.1" "$T/x.1" # the failure cases below are checked on the v2 layout
 
 for phase in data metadata; do
 	r=$([ $phase = data ] && echo 2 || echo 0)
 	rm -rf "$T/f"
 	if NZ_TEST_FAIL_RANK=$r NZ_TEST_FAIL_PHASE=$phase mpi 3 "$NZ_CLI" export "$T/big.h5" "$T/f" \
-		-j 1 >/dev/null 2>"$T/err.txt"; then
+		-j 1 --zarr-format 2 >/dev/null 2>"$T/err.txt"; then
 		fail "$phase: exit 0"
 	fi
 	grep -q "^nwbzarr: rank $r of 3: injected failure in phase '$phase'" "$T/err.txt" \
@@ -50,7 +58,7 @@ for phase in data metadata; do
 	[ -e "$T/f/.zmetadata" ] && fail "$phase: left a .zmetadata"
 	[ -e "$T/f/.nwbzarr-incomplete" ] || fail "$phase: no incomplete marker"
 	# A failed MPI export is finished by one process with --resume.
-	"$NZ_CLI" export "$T/big.h5" "$T/f" -j 2 --resume 2>"$T/err.txt" \
+	"$NZ_CLI" export "$T/big.h5" "$T/f" -j 2 --zarr-format 2 --resume 2>"$T/err.txt" \
 		|| fail "$phase: resume after the failed MPI export: $(cat "$T/err.txt")"
 	diff -r "$T/x.1" "$T/f" >/dev/null || fail "$phase: resumed export differs from one process"
 done
