@@ -138,7 +138,9 @@ p.wait()
 assert (out / ".nwbzarr-incomplete").exists()
 n = frames_zarr(out)
 assert n >= last[0], f"after kill -9: {n} frames, a reader had seen {last[0]}"
-assert frames_pynwb(out) == n
+# the consolidated copy (pynwb's view) may lag by the flush the kill cut short
+m = frames_pynwb(out)
+assert m <= n, f"after kill -9: pynwb sees {m} frames, the array {n}"
 r = subprocess.run([cli, "repair", str(out)], capture_output=True, text=True)
 assert r.returncode == 0, r.stderr
 said = r.stdout.strip()
