@@ -65,6 +65,11 @@ nz_progress_cb nzc_progress_for(int quiet, int json);
  *  store was left as it was. `code` is the failure's nz_error_code. */
 void nzc_say_output_state(const char *output, int code, int overwrite);
 
+/** After a failed write: free the unfinished file *f (which puts back an
+ *  --overwrite'n old store), set *f to NULL, then nzc_say_output_state with
+ *  the failure's code. No-op when *f is NULL (nothing was started). */
+void nzc_abandon_output(nz_nwb **f, const char *output, int overwrite);
+
 /** End an unfinished progress line (before printing an error). */
 void nzc_progress_end(void);
 

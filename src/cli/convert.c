@@ -245,6 +245,17 @@ int nzc_check_request(const nzc_args *a, const nz_nwb_opts *o)
 }
 
 /* Print the library's error as the CLI's message; returns exit status 1. */
+void nzc_abandon_output(nz_nwb **f, const char *output, int overwrite)
+{
+	int code;
+	if (!*f)
+		return;
+	code = nz_error_last()->code; /* before nz_nwb_free can touch it */
+	nz_nwb_free(*f);
+	*f = NULL;
+	nzc_say_output_state(output, code, overwrite);
+}
+
 int nzc_fail(void)
 {
 	fprintf(stderr, "nwbzarr: %s%s\n", nzc_mpi_tag(), nz_error_last()->message);
@@ -413,12 +424,8 @@ int nzc_convert(const nzc_args *a)
 	so.shards = a->have_shards ? a->shards : NULL;
 	if (stream) {
 		if ((rc = nzc_record_stream(&f, fd, &so, dtype, channels, a, &g_cancel, &frames)) != 0) {
-			if (f) { /* the recording did not start: as any failed convert */
-				int code = nz_error_last()->code;
-				nz_nwb_free(f);
-				f = NULL;
-				nzc_say_output_state(a->output, code, a->overwrite);
-			}
+			/* the recording did not start: as any failed convert */
+			nzc_abandon_output(&f, a->output, a->overwrite);
 			goto done;
 		}
 		rc = nzc_report(a, frames, channels, (size_t)(dtype[2] - '0'), rate,
@@ -451,12 +458,7 @@ int nzc_convert(const nzc_args *a)
 fail:
 	nzc_progress_end();
 	rc = nzc_fail();
-	if (f) {
-		int code = nz_error_last()->code;
-		nz_nwb_free(f); /* puts back an --overwrite'n old store */
-		f = NULL;
-		nzc_say_output_state(a->output, code, a->overwrite);
-	}
+	nzc_abandon_output(&f, a->output, a->overwrite);
 done:
 	/* A rank that stopped early still takes part in the remaining
 	 * exchanges, as failed: no rank waits for it. */

@@ -185,12 +185,7 @@ int nzc_convert_session(const nzc_args *a)
 fail:
 	nzc_progress_end();
 	rc = nzc_fail();
-	if (f) {
-		int code = nz_error_last()->code;
-		nz_nwb_free(f); /* puts back an --overwrite'n old store */
-		f = NULL;
-		nzc_say_output_state(a->output, code, a->overwrite);
-	}
+	nzc_abandon_output(&f, a->output, a->overwrite);
 done:
 	nzc_catch_signals(0);
 	nz_nwb_free(f);

@@ -12,17 +12,21 @@
 static const char *const reserved[] = {"id", "location", "group", "group_name", "x", "y", "z",
 				       "imp", "filtering", NULL};
 
+/* Release what one column owns (any of it may be NULL). */
+static void col_clear(nz__nwb_col *c)
+{
+	for (size_t k = 0; c->text && k < c->n; k++)
+		nz__free(c->text[k]);
+	nz__free(c->text);
+	nz__free(c->num);
+	nz__free(c->name);
+	nz__free(c->description);
+}
+
 void nz__nwb_cols_free(nz_nwb *f)
 {
-	for (size_t i = 0; i < f->n_cols; i++) {
-		nz__nwb_col *c = &f->cols[i];
-		for (size_t k = 0; c->text && k < c->n; k++)
-			nz__free(c->text[k]);
-		nz__free(c->text);
-		nz__free(c->num);
-		nz__free(c->name);
-		nz__free(c->description);
-	}
+	for (size_t i = 0; i < f->n_cols; i++)
+		col_clear(&f->cols[i]);
 	nz__free(f->cols);
 	f->cols = NULL;
 	f->n_cols = 0;
@@ -87,12 +91,7 @@ int nz_nwb_add_electrode_column(nz_nwb *f, const char *name, const char *descrip
 	else
 		err = fill(c, dtype, values, n);
 	if (err < 0) { /* all or nothing: the column goes again */
-		for (size_t k = 0; c->text && k < c->n; k++)
-			nz__free(c->text[k]);
-		nz__free(c->text);
-		nz__free(c->num);
-		nz__free(c->name);
-		nz__free(c->description);
+		col_clear(c);
 		f->n_cols--;
 	}
 	return err;
