@@ -190,7 +190,12 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	int err, meta;
 	*out = NULL;
 	*marker = NULL;
-	if (nz__hdmf_dir_is_fresh(path) || access(path, F_OK) != 0)
+	/* A writer killed before its marker landed leaves nothing but temporary
+	 * names (the marker's own among them): there is nothing to resume, and
+	 * the fresh write that follows must not inherit those files. */
+	if (nz__hdmf_dir_is_fresh(path))
+		return nz__hdmf_remove_temps(path, temps);
+	if (access(path, F_OK) != 0)
 		return 0;
 	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
 		return err;

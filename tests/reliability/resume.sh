@@ -122,6 +122,12 @@ expect_fail "export resume + overwrite" "exclude" -- "$NZ_CLI" export x.nwb xa -
 mkdir xe && touch xe/.x.nztmp.1.1
 "$NZ_CLI" export x.nwb xe -j 2 --resume 2>err.txt || fail "export resume into an empty dir: $(cat err.txt)"
 diff -r xref xe >/dev/null || fail "export resumed from an empty dir differs"
+# The same for convert, with the marker's own temporary (a kill inside the
+# marker's put): the fresh store must not keep it.
+mkdir ce && echo junk >"ce/..nwbzarr-incomplete.nztmp.77.0"
+conv -o ce -j2 --resume 2>err.txt || fail "convert resume into a temp-only dir: $(cat err.txt)"
+conv -o cref -j1 2>/dev/null
+diff -r cref ce >/dev/null || fail "convert resumed from a temp-only dir differs: $(diff -r cref ce | head -3)"
 mkdir xf && echo data >xf/notes.txt
 expect_fail "export resume into a foreign dir" "cannot be resumed" -- "$NZ_CLI" export x.nwb xf --resume
 [ -e xf/notes.txt ] || fail "export resume removed a foreign file"
