@@ -252,6 +252,14 @@ static int run_box(nz__job *job, nz__worker *w, const nz_task *box)
 		if (job->memory || (n == 1 && is_direct(job, &cb[0]))) {
 			for (g = 0; g < n && err == 0; g++)
 				err = single_chunk(job, w, &cb[g]);
+		} else if (!job->rows) {
+			/* A source without the rows hint (an HDF5 dataset) is
+			 * read chunk box by chunk box: a band read in blocks of
+			 * rows would decode every source chunk it crosses once
+			 * per block. */
+			for (g = 0; g < n && err == 0; g++)
+				err = is_direct(job, &cb[g]) ? single_chunk(job, w, &cb[g])
+							     : gather_row(job, w, &cb[g], 1);
 		} else {
 			err = gather_row(job, w, cb, (size_t)n);
 		}
