@@ -93,7 +93,8 @@ NZ_EXTERN void nz_source_free(nz_source *src);
 /** Source hint: whole rows (every index of the trailing dimensions) cost
  *  little more to read than part of them, as in contiguous row-major
  *  storage. The engine then reads whole rows once and gathers a band of
- *  chunks from them, instead of reading each chunk's box. Raw sources have
+ *  chunks from them. Without it each chunk's box is read on its own, once
+ *  (what a chunked source such as an HDF5 dataset wants). Raw sources have
  *  it from the start. */
 #define NZ_SOURCE_ROWS 1u
 

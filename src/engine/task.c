@@ -258,6 +258,14 @@ static int run_box(const nz__item *it, nz__worker *w, const nz_task *box)
 		if (it->memory || (n == 1 && is_direct(it, &cb[0]))) {
 			for (g = 0; g < n && err == 0; g++)
 				err = single_chunk(it, w, &cb[g]);
+		} else if (!it->rows) {
+			/* A source without the rows hint (an HDF5 dataset) is
+			 * read chunk box by chunk box: a band read in blocks of
+			 * rows would decode every source chunk it crosses once
+			 * per block. */
+			for (g = 0; g < n && err == 0; g++)
+				err = is_direct(it, &cb[g]) ? single_chunk(it, w, &cb[g])
+							    : gather_row(it, w, &cb[g], 1);
 		} else {
 			err = gather_row(it, w, cb, (size_t)n);
 		}
