@@ -18,20 +18,19 @@
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit)
+int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit,
+		       int with_data)
 {
 	nz__record_job *j = nz__calloc(1, sizeof *j);
-	const unsigned char *fill = nz_array_fill_value(s->data);
 	*out = NULL;
-	if (!j || !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1)) ||
-	    (s->ts && !(j->ts = nz__calloc((size_t)s->unit, sizeof *j->ts)))) {
+	if (!j || (with_data && !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1))) ||
+	    (with_data && s->ts && !(j->ts = nz__malloc((size_t)s->unit * sizeof *j->ts)))) {
 		nz__record_job_free(j);
 		return nz__error_set(NZ_ENOMEM, "out of memory recording '/%s'", s->path);
 	}
-	for (size_t i = 0; i < s->unit_bytes; i += s->itemsize)
-		memcpy(j->data + i, fill, s->itemsize);
 	j->unit = unit;
-	j->bytes = s->unit_bytes + (s->ts ? (size_t)s->unit * sizeof *j->ts : 0);
+	if (with_data)
+		j->bytes = s->unit_bytes + (s->ts ? (size_t)s->unit * sizeof *j->ts : 0);
 	*out = j;
 	return 0;
 }
@@ -100,32 +99,13 @@ done:
 	return err;
 }
 
-/* Store frames [unit * s->unit, + nframes) of data and timestamps. A
- * handle of the length that ends there writes the unit, so the zarr layer
- * pads (and a sharded array skips) what lies past it. */
-static int write_job(nz_record_series *s, const nz__record_job *j, nz_scratch *scratch)
+/* Frames [unit * s->unit, + nframes) of data and timestamps: encoded,
+ * and their shards stored when complete or when a flush asks. */
+static int write_job(nz_record_series *s, nz__record_job *j, nz_scratch *scratch)
 {
-	uint64_t end = j->unit * s->unit + j->nframes, shape[2] = {end, s->channels};
-	uint64_t idx[2] = {j->unit, 0};
-	nz_array *a = NULL;
-	int err;
-	if ((err = nz__array_reshaped(&a, s->data, shape)) < 0 ||
-	    (err = nz_array_write_shard(a, scratch, idx, j->data, s->unit_bytes)) < 0)
-		goto done;
-	if (s->ts) {
-		uint64_t tu = nz_array_shards(s->ts)[0];
-		nz_array_free(a);
-		if ((err = nz__array_reshaped(&a, s->ts, &end)) < 0)
-			goto done;
-		for (uint64_t k = 0; k * tu < j->nframes; k++) {
-			uint64_t ti = j->unit * (s->unit / tu) + k;
-			if ((err = nz_array_write_shard(a, scratch, &ti, j->ts + k * tu,
-							(size_t)tu * sizeof *j->ts)) < 0)
-				goto done;
-		}
-	}
-done:
-	nz_array_free(a);
+	int err = nz__grow_put(s->gdata, scratch, j->unit, j->data, j->nframes, j->store);
+	if (err == 0 && s->ts)
+		err = nz__grow_put(s->gts, scratch, j->unit, j->ts, j->nframes, j->store);
 	if (err < 0)
 		nz__error_wrap("recording '/%s'", s->path);
 	return err;
@@ -162,20 +142,27 @@ void nz__record_run(void *arg, int worker)
 
 /* ---- flushing -------------------------------------------------------------- */
 
-/* Step 1 for one series: queue its open unit; *target = jobs to wait for. */
+/* Step 1 for one series: queue a copy of its open chunk (or, at a chunk's
+ * end, nothing but the order to store its shard); *target = jobs to wait
+ * for. */
 static int queue_partial(nz_record_series *s, uint64_t *frames, uint64_t *target)
 {
 	nz__record_job *j = NULL;
+	uint64_t rows;
 	int err = 0;
 	pthread_mutex_lock(&s->mu);
 	*frames = s->frames;
-	if (s->open && s->frames != s->partial_at) {
-		if ((err = nz__record_job_new(&j, s, s->open->unit)) < 0)
+	rows = s->frames % s->unit;
+	if (s->frames != s->partial_at) {
+		if ((err = nz__record_job_new(&j, s, s->frames / s->unit, rows > 0)) < 0)
 			goto done;
-		memcpy(j->data, s->open->data, s->unit_bytes);
-		if (s->ts)
-			memcpy(j->ts, s->open->ts, (size_t)s->unit * sizeof *j->ts);
-		j->nframes = s->open->nframes;
+		if (rows) {
+			memcpy(j->data, s->open->data, (size_t)rows * s->row_bytes);
+			if (s->ts)
+				memcpy(j->ts, s->open->ts, (size_t)rows * sizeof *j->ts);
+		}
+		j->nframes = rows;
+		j->store = 1;
 		/* Not held back by the budget: the flush must make progress. */
 		if ((err = nz__record_push(s, j, 1)) < 0)
 			goto done;
@@ -189,13 +176,14 @@ done:
 	return err;
 }
 
+/* Step 2 for one series; its entries in r->cm follow, for step 3. */
 static int publish(nz_record_series *s, uint64_t frames)
 {
 	uint64_t shape[2] = {frames, s->channels};
 	int err;
-	if (s->ts && (err = nz__array_resize(NULL, s->ts, &frames)) < 0)
+	if (s->ts && (err = nz__array_resize(NULL, s->ts, &frames, s->r->cm)) < 0)
 		return err;
-	return nz__array_resize(NULL, s->data, shape);
+	return nz__array_resize(NULL, s->data, shape, s->r->cm);
 }
 
 int nz__record_flush_locked(nz_record *r)
@@ -224,8 +212,10 @@ int nz__record_flush_locked(nz_record *r)
 		r->series[i]->published = frames[i];
 		changed = 1;
 	}
+	/* Only the shapes changed since the last full consolidation (begin,
+	 * add_series): r->cm is what nz_consolidate would write, no listing. */
 	if (changed)
-		err = nz_consolidate(r->f->store);
+		err = nz__consolidated_put(r->f->store, r->cm);
 done:
 	if (err < 0) {
 		nz__error_wrap("flushing '%s'", r->f->path);

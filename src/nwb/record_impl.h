@@ -12,14 +12,18 @@
 #include "engine/pool.h"
 #include "nwb/nwb_impl.h"
 #include "nwbzarr/record.h"
+#include "zarr/resize.h"
 
-/** One write unit (chunk, or shard of a sharded array) for the pool:
- *  frames [unit * s->unit, + nframes) of the series, fill-padded. */
+/** One inner chunk of frames for the pool: frames [unit * s->unit, +
+ *  nframes) of the series (a full chunk, or a flush's copy of the partial
+ *  one), encoded by nz__grow, which keeps a shard's full chunks until the
+ *  shard is complete or a flush (`store`) writes it. */
 typedef struct nz__record_job {
 	struct nz__record_job *next;
 	uint64_t unit;
 	uint64_t nframes;
-	unsigned char *data; /**< s->unit_bytes */
+	int store;           /**< a flush's: write the shard up to here */
+	unsigned char *data; /**< s->unit_bytes; NULL when nframes is 0 */
 	double *ts;          /**< s->unit values, or NULL */
 	size_t bytes;        /**< counted against the budget */
 } nz__record_job;
@@ -28,9 +32,10 @@ struct nz_record_series {
 	nz_record *r;
 	char *path;             /**< the series group: "acquisition/<name>" */
 	nz_array *data, *ts;    /**< as created (0 frames); ts NULL without timestamps */
+	nz__grow *gdata, *gts;  /**< their writers (the pool's, one job at a time) */
 	int ndim;               /**< of data: 1 or 2 */
 	uint64_t channels;      /**< >= 1 */
-	uint64_t unit;          /**< frames per write unit of data */
+	uint64_t unit;          /**< frames per inner chunk of data (and timestamps) */
 	size_t itemsize, row_bytes, unit_bytes;
 	/* the appending thread's side, under mu */
 	pthread_mutex_t mu;
@@ -58,6 +63,7 @@ struct nz_record {
 	size_t budget, queued;
 	int failed;
 	nz_error error;         /**< the first failure, re-raised by every call */
+	json_t *cm;             /**< the consolidated document as stored (nz__record_consolidate) */
 	nz_record_series *series[NZ_RECORD_MAX_SERIES];
 	size_t n_series;
 	pthread_mutex_t flush_mu;
@@ -70,8 +76,10 @@ struct nz_record {
  *  unless `no_wait`). On failure (an earlier one re-raised) j is freed. */
 int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait);
 
-/** A new job for unit `unit`, data filled with the fill value. */
-int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit);
+/** A new job for chunk `unit`, its buffers allocated (not filled) when
+ *  `with_data`. */
+int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit,
+		       int with_data);
 void nz__record_job_free(nz__record_job *j);
 
 /** The first failure, re-raised on this thread; 0 when none. */
@@ -82,6 +90,10 @@ void nz__record_fail(nz_record *r);
 
 /** Flush under r->flush_mu (held by the caller). */
 int nz__record_flush_locked(nz_record *r);
+
+/** nz_consolidate (it lists the store: for a new node, not a new shape),
+ *  then keep what it wrote in r->cm. Under flush_mu or before threads. */
+int nz__record_consolidate(nz_record *r, nz_store *store);
 
 /** Start / stop the periodic flusher thread. */
 int nz__record_flusher_start(nz_record *r);
