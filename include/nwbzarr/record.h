@@ -63,8 +63,9 @@ typedef struct nz_record_opts {
 	 *  nz_record_flush and close make frames readable). */
 	double flush_interval;
 	/** Bytes of appended frames that may wait for compression, summed over
-	 *  the file's series; 0 = 256 MiB. An append that would go past it
-	 *  waits (when nothing waits, one unit is always admitted). */
+	 *  the file's series; 0 = 32 MiB per series (about 1.4 s of 384 int16
+	 *  channels at 30 kHz), at most 256 MiB. An append that would go past
+	 *  it waits (when nothing waits, one chunk is always admitted). */
 	size_t memory_budget;
 	/** Compression threads shared by the file's series; 0 = 2. */
 	int threads;

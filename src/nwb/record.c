@@ -26,8 +26,6 @@ static int check_opts(nz_record_opts *o, const nz_record_opts *in)
 		return nz__error_set(NZ_EINVAL, "record: threads must be 0..64, not %d", o->threads);
 	if (o->flush_interval == 0)
 		o->flush_interval = 1.0;
-	if (o->memory_budget == 0)
-		o->memory_budget = (size_t)256 << 20;
 	if (o->threads == 0)
 		o->threads = 2;
 	return 0;
@@ -52,7 +50,8 @@ int nz_record_begin(nz_record **out, nz_nwb *f, const nz_record_opts *opts)
 		return nz__error_set(NZ_ENOMEM, "out of memory starting to record '%s'", f->path);
 	}
 	r->interval = o.flush_interval;
-	r->budget = o.memory_budget;
+	r->budget = o.memory_budget ? o.memory_budget : (size_t)32 << 20;
+	r->auto_budget = o.memory_budget == 0;
 	r->threads = o.threads;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_mutex_init(&r->flush_mu, NULL);
@@ -261,6 +260,11 @@ int nz_record_add_series(nz_record_series **out, nz_record *r, const nz_record_s
 	if ((err = create_series(r, o)) < 0 || (err = open_series(s, o)) < 0)
 		goto done;
 	r->series[r->n_series++] = s;
+	if (r->auto_budget) { /* 32 MiB a series, at most 256 MiB */
+		pthread_mutex_lock(&r->mu);
+		r->budget = (r->n_series < 8 ? r->n_series : 8) * ((size_t)32 << 20);
+		pthread_mutex_unlock(&r->mu);
+	}
 	/* In the marker before it is readable, so a repair finds it. */
 	if ((err = nz__record_marker(r, r->f)) < 0 ||
 	    (err = nz__record_consolidate(r, r->f->store)) < 0) {
@@ -389,6 +393,11 @@ void nz_record_free(nz_record *r)
 		while (s->head) {
 			nz__record_job *j = s->head;
 			s->head = j->next;
+			nz__record_job_free(j);
+		}
+		while (s->spare) {
+			nz__record_job *j = s->spare;
+			s->spare = j->next;
 			nz__record_job_free(j);
 		}
 		nz__grow_free(s->gdata);

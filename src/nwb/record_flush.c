@@ -18,12 +18,28 @@
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit,
+int nz__record_job_new(nz__record_job **out, nz_record_series *s, uint64_t unit,
 		       int with_data)
 {
-	nz__record_job *j = nz__calloc(1, sizeof *j);
+	nz__record_job *j = NULL;
 	*out = NULL;
-	if (!j || (with_data && !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1))) ||
+	if (with_data) { /* a freed job's buffers: no fresh pages to fault in */
+		pthread_mutex_lock(&s->r->mu);
+		if ((j = s->spare)) {
+			s->spare = j->next;
+			s->n_spare--;
+		}
+		pthread_mutex_unlock(&s->r->mu);
+		if (j) {
+			j->next = NULL;
+			j->unit = unit;
+			j->nframes = 0;
+			j->store = 0;
+			*out = j;
+			return 0;
+		}
+	}
+	if (!(j = nz__calloc(1, sizeof *j)) || (with_data && !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1))) ||
 	    (with_data && s->ts && !(j->ts = nz__malloc((size_t)s->unit * sizeof *j->ts)))) {
 		nz__record_job_free(j);
 		return nz__error_set(NZ_ENOMEM, "out of memory recording '/%s'", s->path);
@@ -133,6 +149,12 @@ void nz__record_run(void *arg, int worker)
 	s->done++;
 	again = s->head != NULL;
 	s->scheduled = again;
+	if (j->data && s->n_spare < 2) {
+		j->next = s->spare;
+		s->spare = j;
+		s->n_spare++;
+		j = NULL;
+	}
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	nz__record_job_free(j);
@@ -239,14 +261,28 @@ int nz_record_flush(nz_record *r)
 
 /* ---- the periodic flusher -------------------------------------------------- */
 
+/* Flushes keep a fixed rate (the next one is due an interval after the
+ * last was due, not after it ended), so a frame waits at most about one
+ * interval plus one flush to be readable; a flush that overran is followed
+ * by the next at once. */
 static void *flusher(void *arg)
 {
 	nz_record *r = arg;
+	double due = nz__now();
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		struct timespec at = nz__deadline((unsigned)(r->interval * 1000.0 + 0.5));
-		if (pthread_cond_timedwait(&r->stop_cv, &r->mu, &at) == 0 || r->stop || r->failed)
-			continue;
+		double t = nz__now();
+		due += r->interval;
+		if (due < t)
+			due = t;
+		/* Woken early only to stop; after a failure, nothing more to do. */
+		while (!r->stop && (r->failed || (t = nz__now()) < due)) {
+			struct timespec at = nz__deadline(r->failed ? 1000u
+						: (unsigned)((due - t) * 1000.0 + 0.5));
+			pthread_cond_timedwait(&r->stop_cv, &r->mu, &at);
+		}
+		if (r->stop)
+			break;
 		pthread_mutex_unlock(&r->mu);
 		/* An error is kept by the flush itself and re-raised by the
 		 * next call on the file. */

@@ -46,6 +46,8 @@ struct nz_record_series {
 	nz__record_job *head, *tail;
 	int scheduled;
 	uint64_t pushed, done;
+	nz__record_job *spare;  /**< freed full jobs kept for reuse (page faults) */
+	int n_spare;
 	/* flushing, under r->flush_mu */
 	uint64_t published;     /**< frames whose length is published */
 	uint64_t partial_at;    /**< frame count of the last partial unit stored */
@@ -61,6 +63,7 @@ struct nz_record {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;      /**< budget freed, a job done, a failure */
 	size_t budget, queued;
+	int auto_budget;        /**< budget grows with the series (opts gave 0) */
 	int failed;
 	nz_error error;         /**< the first failure, re-raised by every call */
 	json_t *cm;             /**< the consolidated document as stored (nz__record_consolidate) */
@@ -76,9 +79,9 @@ struct nz_record {
  *  unless `no_wait`). On failure (an earlier one re-raised) j is freed. */
 int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait);
 
-/** A new job for chunk `unit`, its buffers allocated (not filled) when
- *  `with_data`. */
-int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit,
+/** A new job for chunk `unit`, its buffers allocated (not filled; a spare
+ *  one reused when there is one) when `with_data`. Takes r->mu. */
+int nz__record_job_new(nz__record_job **out, nz_record_series *s, uint64_t unit,
 		       int with_data);
 void nz__record_job_free(nz__record_job *j);
 

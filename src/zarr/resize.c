@@ -183,6 +183,22 @@ done:
 	return err;
 }
 
+/* Bytes [from, end) of `p` set to the fill value, in copies that double
+ * (a flush pads half a chunk on average: one memcpy per element is slow). */
+static void fill_rows(unsigned char *p, size_t from, size_t end, const unsigned char *fill,
+		      size_t itemsize)
+{
+	size_t have = itemsize;
+	if (from >= end)
+		return;
+	memcpy(p + from, fill, itemsize);
+	while (from + have < end) {
+		size_t n = have < end - from - have ? have : end - from - have;
+		memcpy(p + from + have, p + from, n);
+		have += n;
+	}
+}
+
 int nz__grow_put(nz__grow *g, nz_scratch *scratch, uint64_t k, void *chunk, uint64_t rows,
 		 int store)
 {
@@ -202,8 +218,7 @@ int nz__grow_put(nz__grow *g, nz_scratch *scratch, uint64_t k, void *chunk, uint
 				     (unsigned long long)k);
 	if (rows == 0)
 		return store && g->kept ? store_unit(g, k * crows, 0, NULL, 0) : 0;
-	for (size_t i = (size_t)rows * row; i < a->chunk_nbytes; i += a->dtype.itemsize)
-		memcpy((unsigned char *)chunk + i, a->fill, a->dtype.itemsize);
+	fill_rows(chunk, (size_t)rows * row, a->chunk_nbytes, a->fill, a->dtype.itemsize);
 	if (!(a->skip_empty && nz__chunk_is_empty(a, chunk)) &&
 	    (err = nz__chunk_encode(a, scratch, chunk, a->chunk_nbytes, a->dtype.itemsize, &enc,
 				    &len)) < 0)

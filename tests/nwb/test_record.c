@@ -381,6 +381,13 @@ static int add_key(const char *key, void *payload)
 	return 0;
 }
 
+static void keylist_free(keylist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->k[i]);
+	free(l->k);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -409,12 +416,8 @@ static int objects_differ(nz_store *a, nz_store *b, const char *prefix)
 		nz_free(va);
 		nz_free(vb);
 	}
-	for (size_t i = 0; i < la.n; i++)
-		free(la.k[i]);
-	for (size_t i = 0; i < lb.n; i++)
-		free(lb.k[i]);
-	free(la.k);
-	free(lb.k);
+	keylist_free(&la);
+	keylist_free(&lb);
 	return differ;
 }
 
