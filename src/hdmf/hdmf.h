@@ -312,7 +312,8 @@ int nz__hdmf_resume_store(nz_store **out, nz_store *inner);
 
 /** Reopen `path` (flags | NZ_STORE_WRITE) to resume a write. When there is
  *  nothing to resume (no `path`, or a directory holding only temporary
- *  files) returns 0 with *out NULL: the caller starts afresh. Otherwise the
+ *  files, which are removed and counted in *temps) returns 0 with *out
+ *  NULL: the caller starts afresh. Otherwise the
  *  store must carry the incomplete marker (a complete one is NZ_EEXISTS,
  *  one without marker NZ_EINCOMPLETE); its temporary files are removed
  *  (*temps counts them) and *out is the comparing store of

@@ -29,22 +29,38 @@ static int metadata_kind(const char *key)
 	       strcmp(leaf, ".zgroup") == 0 ? 2 : 0;
 }
 
+/* 1 when every attribute both objects hold has the same value in each. */
+static int common_attrs_agree(const json_t *x, const json_t *y)
+{
+	const char *name;
+	json_t *v, *w;
+	if (!json_is_object(x) || !json_is_object(y))
+		return x == NULL || y == NULL || json_equal(x, y);
+	json_object_foreach((json_t *)x, name, v) {
+		if ((w = json_object_get(y, name)) != NULL && !json_equal(v, w))
+			return 0;
+	}
+	return 1;
+}
+
 /* A v3 zarr.json carries the node's attributes (and the root's, everything's
  * consolidated): a write rewrites it as attributes are added, so a stored
  * one may be from before or after the point this put is at. What must agree
- * is the node itself; the attributes are this run's to write. *same = 1 when
- * the two documents describe the same node. */
+ * is the node itself and every attribute both documents hold (a write only
+ * ever adds attributes: one with another value, e.g. another --conversion,
+ * is another request). *same = 1 when they agree. */
 static int same_node(int *same, const void *a, size_t alen, const void *b, size_t blen, const char *key)
 {
 	json_t *x = NULL, *y = NULL;
 	int err;
 	if ((err = nz__json_parse(&x, a, alen, key, 0)) < 0 || (err = nz__json_parse(&y, b, blen, key, 0)) < 0)
 		goto done;
+	*same = common_attrs_agree(json_object_get(x, "attributes"), json_object_get(y, "attributes"));
 	json_object_del(x, "attributes");
 	json_object_del(x, "consolidated_metadata");
 	json_object_del(y, "attributes");
 	json_object_del(y, "consolidated_metadata");
-	*same = json_equal(x, y);
+	*same = *same && json_equal(x, y);
 done:
 	json_decref(x);
 	json_decref(y);
@@ -190,7 +206,12 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	int err, meta;
 	*out = NULL;
 	*marker = NULL;
-	if (nz__hdmf_dir_is_fresh(path) || access(path, F_OK) != 0)
+	/* A writer killed before its marker landed leaves nothing but temporary
+	 * names (the marker's own among them): there is nothing to resume, and
+	 * the fresh write that follows must not inherit those files. */
+	if (nz__hdmf_dir_is_fresh(path))
+		return nz__hdmf_remove_temps(path, temps);
+	if (access(path, F_OK) != 0)
 		return 0;
 	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
 		return err;
