@@ -14,7 +14,9 @@
  * 50 ms) and, for every block the published shapes newly cover, takes the
  * time since its append returned: the append-to-readable delay.
  *
- * Prints one CSV line (header with --header as argv[1]):
+ * Prints one CSV line (header with --header as argv[1]); in_MBps and ratio
+ * count the bytes really appended (a stream that falls behind stops at the
+ * end of the run: 23 MB/s x K when every stream keeps up):
  *   k,seconds,in_MBps,lag_q1_s,lag_q4_s,lag_end_s,keeps_up,delay_p50_s,
  *   delay_p99_s,delay_max_s,close_s,rss_peak_MiB,rss_per_series_MiB,
  *   stored_MB,ratio
@@ -275,7 +277,9 @@ int main(int argc, char **argv)
 	qsort(delays, n_delays, sizeof *delays, cmp_double);
 	stored = stored_bytes(argv[4]);
 	{
-		double raw = (double)blocks * BLOCK * CH * 2 * k_streams;
+		double raw = 0; /* what was appended: a stream behind stops early */
+		for (int k = 0; k < k_streams; k++)
+			raw += (double)nz_record_series_frames(streams[k].s) * CH * 2;
 		long peak = rss_kib() - base;
 		printf("%d,%.0f,%.1f,%.3f,%.3f,%.3f,%d,%.3f,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.2f\n",
 		       k_streams, seconds, raw / seconds / 1e6, q1, q4, end, keeps,

@@ -351,7 +351,14 @@ static int append(nz_record_series *s, const void *frames, const void *const *pl
 		if (s->frames % s->unit == 0) {
 			nz__record_job *j = s->open;
 			s->open = NULL;
-			if ((err = nz__record_push(s, j, 0)) < 0)
+			if ((err = nz__record_push(s, j)) < 0)
+				break;
+			/* Back-pressure without s->mu: a flush may take the
+			 * series meanwhile (its state is whole between chunks). */
+			pthread_mutex_unlock(&s->mu);
+			err = nz__record_wait_budget(s->r);
+			pthread_mutex_lock(&s->mu);
+			if (err < 0)
 				break;
 		}
 	}

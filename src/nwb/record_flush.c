@@ -86,13 +86,23 @@ void nz__record_fail(nz_record *r)
 	pthread_mutex_unlock(&r->mu);
 }
 
-int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait)
+int nz__record_wait_budget(nz_record *r)
+{
+	int err = 0;
+	pthread_mutex_lock(&r->mu);
+	while (!r->failed && r->queued > r->budget)
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (r->failed)
+		err = nz__error_restore(&r->error);
+	pthread_mutex_unlock(&r->mu);
+	return err;
+}
+
+int nz__record_push(nz_record_series *s, nz__record_job *j)
 {
 	nz_record *r = s->r;
 	int err = 0, schedule = 0;
 	pthread_mutex_lock(&r->mu);
-	while (!no_wait && !r->failed && r->queued > 0 && r->queued + j->bytes > r->budget)
-		pthread_cond_wait(&r->cv, &r->mu);
 	if (r->failed) {
 		err = nz__error_restore(&r->error);
 		nz__record_job_free(j);
@@ -149,7 +159,7 @@ void nz__record_run(void *arg, int worker)
 	s->done++;
 	again = s->head != NULL;
 	s->scheduled = again;
-	if (j->data && s->n_spare < 2) {
+	if (j->data && s->n_spare < 1) {
 		j->next = s->spare;
 		s->spare = j;
 		s->n_spare++;
@@ -186,7 +196,7 @@ static int queue_partial(nz_record_series *s, uint64_t *frames, uint64_t *target
 		j->nframes = rows;
 		j->store = 1;
 		/* Not held back by the budget: the flush must make progress. */
-		if ((err = nz__record_push(s, j, 1)) < 0)
+		if ((err = nz__record_push(s, j)) < 0)
 			goto done;
 		s->partial_at = s->frames;
 	}

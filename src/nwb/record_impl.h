@@ -3,7 +3,8 @@
  * Locks, always taken in this order: r->flush_mu (one flush, series
  * creation), s->mu (a series' open buffer and frame count), r->mu (the
  * job queues, the budget, the first failure). Worker threads take r->mu
- * only, so an append waiting for budget under s->mu cannot block them. */
+ * only; an append waits for budget holding neither s->mu nor r->mu (a
+ * condition wait), so neither a worker nor a flush waits behind it. */
 #ifndef NZ_NWB_RECORD_IMPL_H
 #define NZ_NWB_RECORD_IMPL_H
 
@@ -75,9 +76,15 @@ struct nz_record {
 	pthread_cond_t stop_cv; /**< with mu: wakes the flusher to stop */
 };
 
-/** Queue `j` on `s` for the pool (takes r->mu; waits for budget first
- *  unless `no_wait`). On failure (an earlier one re-raised) j is freed. */
-int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait);
+/** Queue `j` on `s` for the pool (takes r->mu; never waits). On failure
+ *  (an earlier one re-raised) j is freed. */
+int nz__record_push(nz_record_series *s, nz__record_job *j);
+
+/** Back-pressure: wait while the queued bytes exceed the budget. Called
+ *  without s->mu, so a flush never waits behind an append that waits for
+ *  budget (each series may thus queue one chunk past the budget). Returns
+ *  the recording's failure, if any. */
+int nz__record_wait_budget(nz_record *r);
 
 /** A new job for chunk `unit`, its buffers allocated (not filled; a spare
  *  one reused when there is one) when `with_data`. Takes r->mu. */
