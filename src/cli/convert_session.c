@@ -58,6 +58,11 @@ static int usage_conflicts(const nzc_args *a, const nz_session *s)
 			a->input);
 		return 2;
 	}
+	if (a->have_flush_interval) {
+		fprintf(stderr, "nwbzarr: %s: --flush-interval is for streams (RECORDING - or a "
+			"FIFO), not a session\n", a->input);
+		return 2;
+	}
 	if (s && (s->n_devices || s->n_groups || s->n_electrodes || s->channel_conversion)) {
 		fprintf(stderr, "nwbzarr: %s: devices, electrode groups, electrodes and "
 			"channel_conversion come from the recording's metadata in a session\n",

@@ -62,6 +62,7 @@ struct nz_nwb {
 	/* recording (record.c): series get an empty timestamps dataset of
 	 * chunks of this many values instead of their rate; 0 = not recording */
 	uint64_t grow_timestamps;
+	uint64_t grow_ts_shards;       /* and shards of this many (v3); 0 = none */
 	int zarr_format;               /* 2 or 3 (nz_nwb_opts.zarr_format) */
 	nz_compressor data_compressor; /* series data's unless a series says otherwise */
 	/* a batch (nz__nwb_batch_begin): series data waiting to be written in

@@ -361,6 +361,7 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 			d.ndim = 1;
 			d.shape = &(uint64_t){0};
 			d.chunks = &f->grow_timestamps;
+			d.shards = f->grow_ts_shards ? &f->grow_ts_shards : NULL;
 			d.attrs = ta;
 			err = nz__hdmf_dset_create(NULL, &f->h, path, &d);
 		} else {
