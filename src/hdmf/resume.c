@@ -3,10 +3,8 @@
  * metadata against what is already stored, the removal of a dead writer's
  * temporary files, and an engine sink that keeps chunks already stored
  * whole. */
-#define _XOPEN_SOURCE 700 /* access */
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "engine/write.h"
 #include "hdmf/hdmf.h"
@@ -211,9 +209,13 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	 * the fresh write that follows must not inherit those files. */
 	if (nz__hdmf_dir_is_fresh(path))
 		return nz__hdmf_remove_temps(path, temps);
-	if (access(path, F_OK) != 0)
+	/* The store says whether there is anything to resume: a missing root
+	 * is a fresh start, not an error. */
+	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) == NZ_ENOTFOUND) {
+		nz_error_clear();
 		return 0;
-	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
+	}
+	if (err < 0)
 		return err;
 	if ((err = nz_store_exists(in, NZ_INCOMPLETE_MARKER)) == 0) {
 		meta = nz__hdmf_consolidated(in);
