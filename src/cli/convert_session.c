@@ -179,6 +179,13 @@ int nzc_convert_session(const nzc_args *a)
 	ro.streams = ids;
 	ro.n_streams = n_ids;
 	ro.location = a->location;
+	/* "unknown" is what neuroconv writes too: the recording does not know
+	 * the brain area. Say what to pass, since for a mouse nwbinspector
+	 * 0.7 reports it (check_electrodes_location_allen_ccf). */
+	if (!a->location && !a->quiet)
+		fprintf(stderr, "nwbzarr: electrodes location 'unknown' (the recording does not "
+			"say where the probe was); give --location with an Allen CCF area (e.g. CA1, "
+			"VISp, or root for the brain): nwbinspector reports 'unknown' for mice\n");
 	nzc_catch_signals(1);
 	t0 = now_s();
 	if (nz_nwb_create(&f, a->output, &o) < 0 ||
