@@ -1,8 +1,10 @@
 /* zstd and lz4 framed as numcodecs 0.11 frames them.
  *
- * zstd: one ZSTD_compress frame (content size recorded). numcodecs clamps
- * level <= 0 to 1 and > max to max when compressing; we do the same so the
- * bytes match. Decoding accepts frames without a content size (other
+ * zstd: one ZSTD_compress frame (content size recorded). numcodecs (0.15,
+ * 0.17) hands the level to libzstd as it is: 0 is libzstd's default level
+ * (3: the v3 `zstd` codec zarr-python 3.4 and hdmf-zarr 0.14 write with
+ * level 0), negative levels are its fast modes; above the maximum we clamp
+ * as libzstd does, so the bytes match. Decoding accepts frames without a content size (other
  * writers stream) by decoding incrementally.
  *
  * lz4: a 4-byte little-endian uncompressed size, then one LZ4 block. */
@@ -22,8 +24,8 @@ int nz__zstd_encode(int level, int checksum, const void *src, size_t n, nz_buf *
 	ZSTD_CCtx *cc = NULL;
 	int err;
 	size_t bound = ZSTD_compressBound(n), rc;
-	if (level <= 0)
-		level = 1;
+	if (level < ZSTD_minCLevel())
+		level = ZSTD_minCLevel();
 	if (level > ZSTD_maxCLevel())
 		level = ZSTD_maxCLevel();
 	if ((err = nz__buf_reserve(dst, bound)) < 0)
