@@ -339,4 +339,8 @@ int nz__hdmf_dir_is_fresh(const char *path);
 int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 			   const nz_write_opts *wo, nz_nwb_resume_info *acc);
 
+/** nz__hdmf_write_resumed for n arrays in one write (nz_write_arrays). */
+int nz__hdmf_write_resumed_n(nz_array *const *a, nz_source *const *src, size_t n,
+			     nz_store *store, const nz_write_opts *wo, nz_nwb_resume_info *acc);
+
 #endif

@@ -57,6 +57,18 @@ not_complete "refused resume" c
 conv -o c --resume || fail "resume after refused ones"
 diff -r ref c >/dev/null || fail "resume after refused ones differs"
 
+# --- v3: an attribute with another value (another --conversion) is another
+# request; the node's own documents are rewritten as attributes are added, so
+# this is what catches it ------------------------------------------------------
+conv3() { "$NZ_CLI" convert rec.bin "${ARGS[@]}" --shards 400,16 "$@"; }
+conv3 -o ref3 -j1 || fail "v3 reference write"
+NZ_TEST_STORE_MAX_BYTES=$(( $(find ref3 -type f -printf '%s\n' | awk '{s+=$1} END {print s}') / 2 )) conv3 -o v3 -j1 2>/dev/null
+[ -e v3/.nwbzarr-incomplete ] || fail "v3 full disk left no marker"
+expect_fail "v3 other conversion" "differs" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" --shards 400,16 -o v3 --resume --conversion 0.5
+not_complete "refused v3 resume" v3
+conv3 -o v3 -j2 --resume 2>/dev/null || fail "v3 resume after the refused one"
+diff -r ref3 v3 >/dev/null || fail "v3 resumed store differs: $(diff -r ref3 v3 | head -3)"
+
 # --- nothing to resume, nothing there, flags that exclude each other --------
 before=$(find ref -type f | sort | xargs md5sum | md5sum)
 expect_fail "complete store" "already complete" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o ref --resume
