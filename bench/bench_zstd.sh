@@ -13,7 +13,10 @@
 #
 # Environment: CLEVEL (3), REPS (5), QUICK=1 (REPS 2 and the first two
 # inner-chunk rows of the shard row instead of all ten), OUT (prefix of
-# OUT.csv and OUT.md; default WORKDIR/zstd), PY (a Python with numcodecs and
+# OUT.csv and OUT.md; default WORKDIR/zstd), ZSTD_LIBS (folders, each
+# holding a libzstd.so.1 of another zstd version, e.g. one built from
+# zstd's source for this diagnosis only: zstd_chunk runs again with each as
+# LD_LIBRARY_PATH, so Debian's own c-blosc calls that zstd), PY (a Python with numcodecs and
 # tensorstore; default the venv bench_v3.sh makes, BUILD_DIR/venv-bench).
 set -euo pipefail
 build=$(cd "${1:?usage: bench_zstd.sh BUILD_DIR [WORKDIR]}" && pwd)
@@ -44,5 +47,15 @@ EOF
 rm -f "$work/rec.raw"
 "$build/bench/zstd_chunk" "$work/chunk.raw" 3840000 "$work/chunk" "$clevel" "$((reps * 4))" > "$work/chunk.csv"
 "$build/bench/zstd_chunk" "$work/row.raw" 3840000 "$work/row" "$clevel" "$reps" > "$work/row.csv"
+n=0
+for lib in ${ZSTD_LIBS:-}; do
+  n=$((n + 1))
+  [ -e "$lib/libzstd.so.1" ] || { echo "ZSTD_LIBS: $lib has no libzstd.so.1" >&2; exit 2; }
+  for in in chunk row; do
+    mkdir -p "$work/$in-lib$n"
+    LD_LIBRARY_PATH=$lib "$build/bench/zstd_chunk" "$work/$in.raw" 3840000 "$work/$in-lib$n" "$clevel" \
+      "$([ $in = chunk ] && echo $((reps * 4)) || echo "$reps")" > "$work/$in-lib$n.csv"
+  done
+done
 "$py" "$here/zstd_peers.py" "$work" "$clevel" "$reps" "$out"
 echo "# wrote $out.md and $out.csv"

@@ -7,12 +7,14 @@ usage: zstd_peers.py WORK CLEVEL REPS OUT_PREFIX
 
 WORK holds chunk.raw (one 30000 x 64 int16 chunk), row.raw (the inner
 chunks of one shard row, back to back), and zstd_chunk's CSV and .bin files
-for both (chunk.csv, row.csv, chunk/, row/). Times are the best of REPS of
+for both (chunk.csv, row.csv, chunk/, row/; chunk-libN.csv and chunk-libN/
+etc. from runs with another libzstd, bench_zstd.sh's ZSTD_LIBS). Times are the best of REPS of
 the process CPU seconds for all chunks of the input (CPU time, not wall:
 the machine is shared and wall time counts the other tenants' turns), one
 thread everywhere.
 """
 import csv
+import glob
 import json
 import os
 import struct
@@ -105,6 +107,14 @@ def main():
         for v, r in deb.items():
             rows.append((name, f"debian {v}", "c-blosc 1.21.3" if v == "blosc" else "-",
                          r["zstd_version"], int(r["out_bytes"]), float(r["best_s"])))
+        libs = sorted(glob.glob(os.path.join(work, f"{name}-lib*.csv")))
+        for lib in libs:
+            with open(lib) as f:
+                for r in csv.DictReader(f):
+                    if r["variant"] != "zstd-reused":
+                        rows.append((name, f"debian {r['variant']}, other libzstd", "c-blosc 1.21.3"
+                                     if r["variant"] == "blosc" else "-", r["zstd_version"],
+                                     int(r["out_bytes"]), float(r["best_s"])))
         deb_blosc = open(os.path.join(work, name, "blosc.bin"), "rb").read()
         deb_frames = open(os.path.join(work, name, "zstd-fresh.bin"), "rb").read()
         bs = header(deb_blosc)["blocksize"]
@@ -146,6 +156,13 @@ def main():
                 ("decode", "numcodecs decodes debian's blosc",
                  numcodecs.Blosc().decode(deb_blosc) == chunks[0]),
             ]
+            for lib in libs:
+                d = lib[:-4]
+                with open(lib) as f:
+                    ver = next(csv.DictReader(f))["zstd_version"]
+                other = open(os.path.join(d, "blosc.bin"), "rb").read()
+                checks.append(("bytes", f"debian c-blosc with libzstd {ver} == numcodecs Blosc",
+                               other == nc_blosc))
     with open(prefix + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["input", "variant", "blosc", "zstd", "out_bytes", "cpu_s", "ms_per_chunk", "MB_per_s"])
