@@ -211,7 +211,7 @@ static const char *one_element(const char *text, const char *tag, const char **e
 
 int nz__oebin_settings(nz_rec_stream *s, nz_rec_channel *ch, const char *settings_path)
 {
-	const char *xe, *ye, *pe, *xs, *ys, *ps;
+	const char *xe = NULL, *ye = NULL, *pe = NULL, *xs, *ys, *ps;
 	char *text = NULL, val[64];
 	size_t len;
 	int err;
