@@ -212,8 +212,7 @@ static int choose_shards(const xctx *x, const nz__xnode *n, const uint64_t *chun
 	return 0;
 }
 
-/* hdmf-zarr's zarr_dtype of a compound: [{name, dtype}]. */
-static json_t *compound_zarr_dtype(const nz__xtype *t)
+json_t *nz__x_compound_zarr_dtype(const nz__xtype *t)
 {
 	json_t *list = json_array();
 	size_t i;
@@ -416,7 +415,7 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		zd = "scalar";
 	} else if (n->type.cls != NZ__XT_COMPOUND) {
 		zd = nz__xtype_zarr_name(&n->type);
-	} else if (json_object_set_new(attrs, "zarr_dtype", compound_zarr_dtype(&n->type)) < 0) {
+	} else if (json_object_set_new(attrs, "zarr_dtype", nz__x_compound_zarr_dtype(&n->type)) < 0) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
 		goto done;
 	}
