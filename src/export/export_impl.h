@@ -26,6 +26,29 @@ int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz
 int nz__x_put_struct3(nz__hdmf *h, const nz__xnode *n, uint64_t nelem, const unsigned char *buf,
 		      const json_t *attrs, const uint64_t *chunks);
 
+/* ---- writing a model through src/hdmf (xlayout.c): export and upgrade ---- */
+
+/** 1 if `path` is `prefix` or below it (prefix NULL or "": 0). */
+int nz__x_under(const char *path, const char *prefix);
+/** The link source of external link `n` (nz__malloc'd into *out). */
+typedef int (*nz__x_link_source_fn)(char **out, void *ctx, const nz__xnode *n);
+/** Every link of `m` as an entry {name, path, source} of its group's
+ *  zarr_link list in `links` (group path -> list; v2 form, which hdmf
+ *  turns into _LINKS on v3); source "." inside the file, ext()'s for an
+ *  external link. *count grows by the links. */
+int nz__x_collect_links(json_t *links, uint64_t *count, const nz__xmodel *m, nz__x_link_source_fn ext,
+			void *ctx);
+/** Group `n` with its attributes and zarr_link list (from `links`). The
+ *  root (root_attrs not NULL) is not written: its attributes go into
+ *  root_attrs, less ".specloc", which the cached specs set later. */
+int nz__x_write_group(nz__hdmf *h, const nz__xnode *n, const json_t *links, json_t *root_attrs);
+/** The v3 shards of dataset `n` with `chunks` (NULL *out = unsharded):
+ *  `user` (2-D datasets; a multiple of the chunks, else NZ_EINVAL naming
+ *  the dataset), else datasets over 64 MiB in shards of all of each other
+ *  dimension x about 256 MiB of whole chunks along the first. */
+int nz__x_choose_shards(const nz__xnode *n, const uint64_t *chunks, uint64_t itemsize, const uint64_t *user,
+			uint64_t *shards, const uint64_t **out);
+
 /** nz__verify_files flags. */
 #define NZ__VERIFY_NWB 1        /* both files are NWB; without it (a file an external
 				   link leads into) only their links must lead somewhere */

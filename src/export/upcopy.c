@@ -6,8 +6,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "engine/pool.h" /* nz__now */
 #include "export/upgrade_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -23,11 +23,16 @@ typedef struct ujob {
 	nz_error err; /* the first failure, re-raised on the caller's thread */
 } ujob;
 
-static double now_s(void)
+/* Keep the first failure (this thread's error) and stop every thread. */
+static void fail(ujob *j)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	pthread_mutex_lock(&j->mu);
+	if (!j->failed) {
+		j->failed = 1;
+		nz__error_save(&j->err);
+	}
+	pthread_mutex_unlock(&j->mu);
+	atomic_store(&j->stop, 1);
 }
 
 /* Copy the next unit; 0 when none is left (or the job stopped). */
@@ -42,13 +47,7 @@ static int copy_next(ujob *j, nz_scratch *s)
 		rest /= j->grid[d];
 	}
 	if (nz_array_copy_unit(j->dst, j->src, s, idx, &reused) < 0) {
-		pthread_mutex_lock(&j->mu);
-		if (!j->failed) {
-			j->failed = 1;
-			nz__error_save(&j->err);
-		}
-		pthread_mutex_unlock(&j->mu);
-		atomic_store(&j->stop, 1);
+		fail(j);
 		return 0;
 	}
 	atomic_fetch_add(&j->reused, reused);
@@ -61,13 +60,7 @@ static void *worker(void *p)
 	ujob *j = p;
 	nz_scratch *s = NULL;
 	if (nz_scratch_new(&s) < 0) {
-		pthread_mutex_lock(&j->mu);
-		if (!j->failed) {
-			j->failed = 1;
-			nz__error_save(&j->err);
-		}
-		pthread_mutex_unlock(&j->mu);
-		atomic_store(&j->stop, 1);
+		fail(j);
 		return NULL;
 	}
 	while (copy_next(j, s))
@@ -87,7 +80,7 @@ static int report(ujob *j, const nz__ucopy_opts *o, uint64_t bytes, double t0)
 	pr.chunks_total = j->nunits;
 	pr.bytes_total = bytes;
 	pr.bytes_done = j->nunits ? (uint64_t)((double)bytes * pr.chunks_done / j->nunits) : bytes;
-	pr.elapsed_s = now_s() - t0;
+	pr.elapsed_s = nz__now() - t0;
 	if (o->progress(&pr, o->progress_ctx) != 0)
 		return nz__error_set(NZ_ECANCELED, "'%s': cancelled by the progress callback",
 				     nz_array_path(j->dst));
@@ -100,7 +93,7 @@ static int copy_units(nz_array *dst, nz_array *src, const nz__ucopy_opts *o, nz_
 	uint64_t bytes = nz_array_itemsize(src), nchunks = nz_array_nchunks(src);
 	int t, started = 0, jobs = o->jobs ? o->jobs : nz_ncores(), err = 0, d;
 	nz_scratch *s = NULL;
-	double t0 = now_s();
+	double t0 = nz__now();
 	ujob j;
 
 	memset(&j, 0, sizeof j);

@@ -10,9 +10,9 @@
 #define _XOPEN_SOURCE 700 /* POSIX interfaces under -std=c11 */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "codec/codec.h"
+#include "engine/pool.h" /* nz__now */
 #include "export/export_impl.h"
 #include "export/upgrade_impl.h"
 #include "export/zread.h"
@@ -20,11 +20,6 @@
 #include "store/replace.h"
 #include "util/alloc.h"
 #include "util/json.h"
-
-/* v3: datasets over SHARD_FROM_BYTES are sharded, about SHARD_BYTES a shard
- * (export's rule: far below DANDI's 5 GiB single-object limit). */
-#define SHARD_FROM_BYTES ((uint64_t)64 << 20)
-#define SHARD_BYTES ((uint64_t)256 << 20)
 
 static const uint64_t zero[NZ_MAX_DIMS];
 
@@ -40,19 +35,6 @@ typedef struct uctx {
 	nz__replace replace;
 	int created;         /* nz__replace_begin succeeded */
 } uctx;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int under(const char *path, const char *prefix)
-{
-	size_t n = prefix ? strlen(prefix) : 0;
-	return n && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
 
 /* ---- the whole input, before any output -------------------------------- */
 
@@ -154,98 +136,27 @@ static int check_input(uctx *u)
 
 /* ---- groups and links --------------------------------------------------- */
 
-/* The zarr_link lists (v2 form: hdmf converts them to _LINKS). An external
- * link keeps its source as written: the store it names is not upgraded. */
-static int collect_links(uctx *u)
+/* An external link keeps its source as written: the store it names is not
+ * upgraded. */
+static int ext_source(char **out, void *ctx, const nz__xnode *n)
 {
-	size_t i;
-	for (i = 0; i < u->m.count; i++) {
-		const nz__xnode *n = &u->m.nodes[i];
-		const char *slash;
-		char *parent;
-		json_t *list, *entry;
-		if (n->kind != NZ__X_SOFTLINK && n->kind != NZ__X_EXTLINK)
-			continue;
-		u->st.links++;
-		slash = strrchr(n->path, '/');
-		parent = slash == n->path ? nz__strdup("/") : nz__strndup(n->path, (size_t)(slash - n->path));
-		if (!parent)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-		if (!(list = json_object_get(u->links, parent))) {
-			list = json_array(); /* set_new takes the reference even when it fails */
-			if (!list || json_object_set_new(u->links, parent, list) < 0)
-				list = NULL;
-		}
-		nz__free(parent);
-		entry = list ? json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
-					 n->kind == NZ__X_EXTLINK ? n->link_file : ".")
-			     : NULL;
-		if (!entry || json_array_append_new(list, entry) < 0)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-	}
-	return 0;
+	(void)ctx;
+	return (*out = nz__strdup(n->link_file)) ? 0 : nz__error_set(NZ_ENOMEM, "out of memory");
 }
 
 static int write_group(uctx *u, const nz__xnode *n, json_t *root_attrs)
 {
-	json_t *attrs = json_deep_copy(n->attrs), *links = json_object_get(u->links, n->path);
-	int err = 0;
-	if (!attrs || (links && json_object_set(attrs, "zarr_link", links) < 0))
-		err = nz__error_set(NZ_ENOMEM, "out of memory");
-	if (!err && root_attrs) {
-		/* The root is written last, after the specs set its .specloc. */
-		if (json_object_update(root_attrs, attrs) < 0)
-			err = nz__error_set(NZ_ENOMEM, "out of memory");
-		json_object_del(root_attrs, ".specloc");
-	} else if (!err) {
-		err = nz__hdmf_group(&u->h, n->path + 1, attrs);
-	}
-	json_decref(attrs);
 	u->st.groups++;
 	u->st.attributes += json_object_size(n->attrs);
-	return err;
+	return nz__x_write_group(&u->h, n, u->links, root_attrs);
 }
 
 /* ---- datasets ------------------------------------------------------------ */
 
-/* The v3 shards of a large dataset (NULL = none): the caller's shape for
- * 2-D datasets, else all of each other dimension x about SHARD_BYTES of
- * whole chunks along the first. */
 static int choose_shards(const uctx *u, const nz__xnode *n, const uint64_t *chunks, uint64_t *shards,
 			 const uint64_t **out)
 {
-	uint64_t bytes = n->type.size, row = n->type.size, k, rows;
-	int d;
-	*out = NULL;
-	if (n->ndim == 0)
-		return 0;
-	if (u->o.shards && n->ndim == 2) {
-		for (d = 0; d < 2; d++)
-			if (!u->o.shards[d] || u->o.shards[d] % chunks[d])
-				return nz__error_set(NZ_EINVAL, "'%s': shards %llu,%llu are not a multiple of "
-						     "its chunks %llu,%llu", n->path,
-						     (unsigned long long)u->o.shards[0],
-						     (unsigned long long)u->o.shards[1],
-						     (unsigned long long)chunks[0], (unsigned long long)chunks[1]);
-		memcpy(shards, u->o.shards, 2 * sizeof *shards);
-		*out = shards;
-		return 0;
-	}
-	for (d = 0; d < n->ndim; d++)
-		bytes *= n->shape[d] ? n->shape[d] : 1;
-	if (bytes <= SHARD_FROM_BYTES)
-		return 0;
-	row *= chunks[0];
-	for (d = 1; d < n->ndim; d++) {
-		shards[d] = (n->shape[d] + chunks[d] - 1) / chunks[d] * chunks[d];
-		row *= shards[d];
-	}
-	rows = (n->shape[0] + chunks[0] - 1) / chunks[0];
-	k = row ? SHARD_BYTES / row : 1;
-	k = k < 1 ? 1 : k > rows ? rows : k;
-	shards[0] = k * chunks[0];
-	*out = shards;
-	return 0;
+	return nz__x_choose_shards(n, chunks, n->type.size, u->o.shards, shards, out);
 }
 
 /* The v2 dataset's own compressor when it carries over to v3 unchanged
@@ -485,13 +396,13 @@ static int write_all(uctx *u)
 	}
 	spec = json_object_get(json_object_get(json_object_get(u->m.nodes[0].attrs, ".specloc"), "value"), "path");
 	u->specloc = json_string_value(spec);
-	if ((err = collect_links(u)) < 0)
+	if ((err = nz__x_collect_links(u->links, &u->st.links, &u->m, ext_source, NULL)) < 0)
 		goto done;
 	for (i = 0; i < u->m.count && !err; i++) {
 		const nz__xnode *n = &u->m.nodes[i];
 		if (u->o.cancel_flag && *u->o.cancel_flag)
 			err = nz__error_set(NZ_ECANCELED, "cancelled");
-		else if (under(n->path, u->specloc))
+		else if (nz__x_under(n->path, u->specloc))
 			continue;
 		else if (n->kind == NZ__X_GROUP)
 			err = write_group(u, n, strcmp(n->path, "/") == 0 ? root : NULL);
@@ -522,13 +433,13 @@ static int verify_output(uctx *u)
 	nz_verify_opts vo = NZ_VERIFY_OPTS_INIT;
 	char first[512] = "";
 	uint64_t ndiff = 0;
-	double t0 = now_s();
+	double t0 = nz__now();
 	int err;
 	vo.jobs = u->o.jobs;
 	vo.report = first_diff;
 	vo.report_ctx = first;
 	err = nz__verify_files(&ndiff, u->src_path, u->dst_path, &vo, NZ__VERIFY_NWB | NZ__VERIFY_UNFINISHED);
-	u->st.verify_s = now_s() - t0;
+	u->st.verify_s = nz__now() - t0;
 	if (err == NZ_EMISMATCH)
 		return nz__error_set(NZ_EMISMATCH, "'%s' does not read back equal to '%s': %llu difference%s, "
 				     "first %s", u->dst_path, u->src_path, (unsigned long long)ndiff,
@@ -573,7 +484,7 @@ static int check_opts(const nz_upgrade_opts *o)
 int nz_upgrade(const char *src, const char *dst, const nz_upgrade_opts *opts)
 {
 	static const nz_upgrade_opts dflt = NZ_UPGRADE_OPTS_INIT;
-	double t0 = now_s();
+	double t0 = nz__now();
 	uctx u;
 	int err;
 
@@ -600,7 +511,7 @@ done:
 	u.store = NULL;
 	if (err < 0 && u.created)
 		nz__replace_abort(&u.replace);
-	u.st.elapsed_s = now_s() - t0;
+	u.st.elapsed_s = nz__now() - t0;
 	if (opts && opts->stats)
 		*opts->stats = u.st;
 	json_decref(u.links);
