@@ -39,47 +39,6 @@ static struct {
 	atomic_uint_least64_t next;
 } g;
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		die("bare_shard: malloc");
-	return p;
-}
-
-/* CRC32C (Castagnoli, reflected 0x82F63B78), bitwise: it runs once per
- * shard over a few hundred bytes of index. */
-static uint32_t crc32c(const unsigned char *p, size_t n)
-{
-	uint32_t c = 0xFFFFFFFFu;
-	int k;
-	while (n--) {
-		c ^= *p++;
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-	}
-	return c ^ 0xFFFFFFFFu;
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	int k;
-	for (k = 0; k < 8; k++)
-		p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static void write_all(int fd, const void *buf, size_t len, const char *path)
-{
-	const unsigned char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n <= 0)
-			die(path);
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
 static uint64_t min64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -138,14 +97,7 @@ static void write_shard(uint64_t s0, uint64_t s1, unsigned char **bufs, unsigned
 			off += (uint64_t)n;
 		}
 	}
-	{
-		size_t ilen = (size_t)(nr_in * nc_in * 16);
-		uint32_t crc = crc32c(index, ilen);
-		unsigned char le[4] = {(unsigned char)crc, (unsigned char)(crc >> 8),
-				       (unsigned char)(crc >> 16), (unsigned char)(crc >> 24)};
-		write_all(fd, index, ilen, path);
-		write_all(fd, le, 4, path);
-	}
+	write_shard_index(fd, index, (size_t)(nr_in * nc_in * 16), path);
 	if (close(fd) != 0)
 		die(path);
 }
@@ -175,33 +127,17 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* The array's zarr.json: what the shards above are, in the form zarr-python
- * 3 writes, so that readers accept the output. */
+/* The array's zarr.json: what the shards above are. */
 static void write_metadata(void)
 {
-	char path[4096];
-	FILE *f;
+	uint64_t shape[2] = {g.rows, g.nch}, shard[2] = {g.srows, g.scols}, chunk[2] = {g.crows, g.ccols};
+	char codec[256];
 
-	snprintf(path, sizeof path, "%s/zarr.json", g.out);
-	if (!(f = fopen(path, "w")))
-		die(path);
-	fprintf(f,
-		"{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [%" PRIu64 ", %" PRIu64 "], "
-		"\"data_type\": \"int16\", \"fill_value\": 0, \"attributes\": {},\n"
-		" \"chunk_grid\": {\"name\": \"regular\", \"configuration\": {\"chunk_shape\": [%" PRIu64
-		", %" PRIu64 "]}},\n"
-		" \"chunk_key_encoding\": {\"name\": \"default\", \"configuration\": {\"separator\": \"/\"}},\n"
-		" \"codecs\": [{\"name\": \"sharding_indexed\", \"configuration\": {\"chunk_shape\": [%" PRIu64
-		", %" PRIu64 "],\n"
-		"   \"codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}},\n"
-		"     {\"name\": \"blosc\", \"configuration\": {\"cname\": \"%s\", \"clevel\": %d, "
-		"\"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}],\n"
-		"   \"index_codecs\": [{\"name\": \"bytes\", \"configuration\": {\"endian\": \"little\"}}, "
-		"{\"name\": \"crc32c\"}],\n"
-		"   \"index_location\": \"end\"}}]}\n",
-		g.rows, g.nch, g.srows, g.scols, g.crows, g.ccols, g.cname, g.clevel);
-	if (fclose(f) != 0)
-		die(path);
+	snprintf(codec, sizeof codec,
+		 "{\"name\": \"blosc\", \"configuration\": {\"cname\": \"%s\", \"clevel\": %d, "
+		 "\"shuffle\": \"shuffle\", \"typesize\": 2, \"blocksize\": 0}}",
+		 g.cname, g.clevel);
+	write_shard_meta(g.out, shape, 16, shard, chunk, codec);
 }
 
 static int pair(const char *v, uint64_t *a, uint64_t *b)
@@ -212,8 +148,6 @@ static int pair(const char *v, uint64_t *a, uint64_t *b)
 int main(int argc, char **argv)
 {
 	struct stat st;
-	pthread_t th[256];
-	char dir[4096];
 	int jobs = 1, i;
 
 	if (argc < 3) {
@@ -253,18 +187,10 @@ int main(int argc, char **argv)
 	g.rows = (uint64_t)st.st_size / (g.nch * 2);
 	g.sgrid0 = (g.rows + g.srows - 1) / g.srows;
 	g.sgrid1 = (g.nch + g.scols - 1) / g.scols;
-	if (mkdir(g.out, 0777) != 0)
-		die(g.out);
-	snprintf(dir, sizeof dir, "%s/c", g.out);
-	if (mkdir(dir, 0777) != 0)
-		die(dir);
+	make_shard_dirs(g.out);
 	write_metadata();
 	blosc_init();
-	for (i = 0; i < jobs; i++)
-		if (pthread_create(&th[i], NULL, worker, NULL) != 0)
-			die("bare_shard: pthread_create");
-	for (i = 0; i < jobs; i++)
-		pthread_join(th[i], NULL);
+	run_workers(jobs, worker);
 	blosc_destroy();
 	return 0;
 }

@@ -6,54 +6,94 @@
 #
 #   bench/bench_session.sh BUILD_DIR [SECONDS=60] [WORKDIR=mktemp]
 #
-# Environment: REPS (3: best wall time of REPS interleaved runs), JOBS (-j,
-# default 0: all cores). The .meta files are the real ones of
+# Environment: PAIRS (5), JOBS (-j, default 0: all cores), QUICK=1 (10 s of
+# recording, 3 pairs: a check that it runs, not a measurement).
+#
+# Robust to a shared machine: the runs come in pairs, an AP-alone run and a
+# whole-run run back to back, the order alternating from pair to pair, and
+# each pair gives its own ratio, so slow drift of the load cancels within a
+# pair; the result is the median of the pair ratios, with every pair and the
+# 1-minute load average before it. CPU time (user + system of the process,
+# from /usr/bin/time or bash's times) is reported beside the wall time: on a
+# loaded machine it moves less. The .meta files are the real ones of
 # tests/data/recordings (session test4olivier_g0); the samples are
-# gen_ephys's. Both conversions end with the store's sync(). Prints a table
-# and, last, one JSON object (machine-readable).
+# gen_ephys's. Every conversion ends with the store's sync(). Prints a
+# markdown table, writes WORKDIR/bench_session.csv, and prints last one JSON
+# object (machine-readable).
 set -euo pipefail
 build=$(cd "${1:?usage: bench_session.sh BUILD_DIR [SECONDS] [WORKDIR]}" && pwd)
-seconds=${2:-60}
+if [ "${QUICK:-0}" = 1 ]; then
+	seconds=${2:-10} pairs=${PAIRS:-3}
+else
+	seconds=${2:-60} pairs=${PAIRS:-5}
+fi
 work=${3:-$(mktemp -d /tmp/nz-bench-session.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
-reps=${REPS:-3} jobs=${JOBS:-0}
+jobs=${JOBS:-0}
 gen=$build/bench/gen_ephys cli=$build/src/cli/nwbzarr
 meta=$here/../tests/data/recordings/spikeglx
 [ -x "$gen" ] && [ -x "$cli" ] || { echo "build gen_ephys and nwbzarr first" >&2; exit 2; }
+mkdir -p "$work"
 run=$work/run_g0 && mkdir -p "$run/run_g0_imec0"
 ap=$run/run_g0_imec0/run_g0_t0.imec0.ap lf=$run/run_g0_imec0/run_g0_t0.imec0.lf nidq=$run/run_g0_t0.nidq
 cp "$meta/sample3B_g0_t0.imec1.ap.meta" "$ap.meta"
 cp "$meta/sample3B_g0_t0.imec1.lf.meta" "$lf.meta"
 cp "$meta/sample3B_g0_t0.nidq.meta" "$nidq.meta"
-[ -s "$ap.bin" ] || "$gen" "$ap.bin" "$seconds" 385 30000 1
-[ -s "$lf.bin" ] || "$gen" "$lf.bin" "$seconds" 385 2500 2
-[ -s "$nidq.bin" ] || "$gen" "$nidq.bin" "$seconds" 2 30000 3
+# Regenerate when the length asked for differs from what is there.
+want=$((seconds * 30000 * 385 * 2))
+if [ ! -s "$ap.bin" ] || [ "$(stat -c %s "$ap.bin")" != "$want" ]; then
+	"$gen" "$ap.bin" "$seconds" 385 30000 1
+	"$gen" "$lf.bin" "$seconds" 385 2500 2
+	"$gen" "$nidq.bin" "$seconds" 2 30000 3
+fi
 cat "$ap.bin" "$lf.bin" "$nidq.bin" >/dev/null # into the page cache
 
-one() { # NAME ARGS...: wall seconds of one conversion
-	local name=$1 t0 t1
+# NAME ARGS...: prints "wall cpu" seconds of one conversion.
+one() {
+	local name=$1 out
 	shift
 	rm -rf "$work/$name.nwb.zarr"
 	sync
-	t0=$(date +%s.%N)
-	"$cli" convert "$@" -o "$work/$name.nwb.zarr" -q -j "$jobs" --session-start-time 2024-01-01T00:00:00Z
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc
+	out=$( { /usr/bin/time -f '%e %U %S' "$cli" convert "$@" -o "$work/$name.nwb.zarr" -q \
+		-j "$jobs" --session-start-time 2024-01-01T00:00:00Z; } 2>&1 >/dev/null | tail -1)
+	awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' <<<"$out"
 }
-best_ap= best_run=
-for ((i = 0; i < reps; i++)); do
-	a=$(one ap "$ap.bin")
-	r=$(one run "$run")
-	echo "rep $i: AP alone $a s, whole run $r s" >&2
-	if [ -z "$best_ap" ] || (($(echo "$a < $best_ap" | bc))); then best_ap=$a; fi
-	if [ -z "$best_run" ] || (($(echo "$r < $best_run" | bc))); then best_run=$r; fi
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package time)" >&2; exit 2; }
+
+csv=$work/bench_session.csv
+echo "pair,order,load1,ap_wall_s,run_wall_s,wall_ratio,ap_cpu_s,run_cpu_s,cpu_ratio" >"$csv"
+for ((i = 0; i < pairs; i++)); do
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	if ((i % 2 == 0)); then
+		order=ap-first
+		read -r aw ac < <(one ap "$ap.bin")
+		read -r rw rc < <(one run "$run")
+	else
+		order=run-first
+		read -r rw rc < <(one run "$run")
+		read -r aw ac < <(one ap "$ap.bin")
+	fi
+	wr=$(awk -v r="$rw" -v a="$aw" 'BEGIN { printf "%.3f", r / a }')
+	cr=$(awk -v r="$rc" -v a="$ac" 'BEGIN { printf "%.3f", (a > 0 ? r / a : 0) }')
+	echo "$i,$order,$load,$aw,$rw,$wr,$ac,$rc,$cr" >>"$csv"
+	echo "pair $i ($order, load $load): AP alone $aw s, whole run $rw s: $wr" >&2
 done
-ratio=$(awk -v r="$best_run" -v a="$best_ap" 'BEGIN { printf "%.3f", r / a }')
+
+median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { tail -n +2 "$csv" | cut -d, -f"$1"; }
+med_wall=$(col 6 | median) med_cpu=$(col 9 | median)
+med_ap=$(col 4 | median) med_run=$(col 5 | median)
 bytes_ap=$(stat -c %s "$ap.bin")
 bytes_run=$((bytes_ap + $(stat -c %s "$lf.bin") + $(stat -c %s "$nidq.bin")))
-printf '%-12s %10s %12s\n' variant seconds MB
-printf '%-12s %10.2f %12.1f\n' ap-alone "$best_ap" "$(echo "$bytes_ap / 1000000" | bc -l)"
-printf '%-12s %10.2f %12.1f\n' whole-run "$best_run" "$(echo "$bytes_run / 1000000" | bc -l)"
-printf 'ratio %s (target <= 1.15)\n' "$ratio"
-printf '{"bench": "session", "seconds_recorded": %s, "jobs": %s, "reps": %s, "ap_alone_s": %s, "whole_run_s": %s, "ratio": %s, "ap_bytes": %s, "run_bytes": %s}\n' \
-	"$seconds" "$jobs" "$reps" "$best_ap" "$best_run" "$ratio" "$bytes_ap" "$bytes_run"
+
+echo "| pair | order | load (1 min) | AP alone s | whole run s | ratio | AP cpu s | run cpu s | cpu ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
+tail -n +2 "$csv" | tr , ' ' | while read -r p o l a r w ac rc c; do
+	echo "| $p | $o | $l | $a | $r | $w | $ac | $rc | $c |"
+done
+echo
+echo "median ratio $med_wall (target <= 1.15), cpu $med_cpu; median AP alone $med_ap s, whole run $med_run s;" \
+	"$seconds s recorded, $((bytes_ap / 1000000)) MB AP, $((bytes_run / 1000000)) MB run; -j $jobs; csv $csv"
+printf '{"bench": "session", "seconds_recorded": %s, "jobs": %s, "pairs": %s, "median_ratio": %s, "median_cpu_ratio": %s, "median_ap_s": %s, "median_run_s": %s, "ap_bytes": %s, "run_bytes": %s, "loadavg_end": "%s"}\n' \
+	"$seconds" "$jobs" "$pairs" "$med_wall" "$med_cpu" "$med_ap" "$med_run" "$bytes_ap" "$bytes_run" \
+	"$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -50,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *part[NPARTS] = {0}, *p = data, *end = data + size;
 	size_t len[NPARTS] = {0};
 	nz_store *s = NULL;
+	nz_hierarchy *h = NULL;
 	nz_array *a = NULL;
 	nz__xmodel m;
 	char *key = NULL;
@@ -74,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nz_array_chunk_key(&key, a, zero) < 0 || nz_store_put(s, key, part[4], len[4]) < 0)
 			goto done;
 	}
-	rc = nz__z_walk(&m, s);
+	if ((rc = nz_hierarchy_open(&h, s)) == 0)
+		rc = nz__z_walk(&m, h, s);
 	if (rc < 0) {
 		check_failure(rc);
 		goto done;
@@ -93,6 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 done:
 	nz_free(key);
 	nz_array_free(a);
+	nz_hierarchy_free(h);
 	nz_store_free(s);
 	return 0;
 }

@@ -93,7 +93,8 @@ NZ_EXTERN void nz_source_free(nz_source *src);
 /** Source hint: whole rows (every index of the trailing dimensions) cost
  *  little more to read than part of them, as in contiguous row-major
  *  storage. The engine then reads whole rows once and gathers a band of
- *  chunks from them, instead of reading each chunk's box. Raw sources have
+ *  chunks from them. Without it each chunk's box is read on its own, once
+ *  (what a chunked source such as an HDF5 dataset wants). Raw sources have
  *  it from the start. */
 #define NZ_SOURCE_ROWS 1u
 
@@ -222,6 +223,22 @@ typedef struct nz_write_opts {
  *  task shape (task_chunks, stats->task_chunks) then counts shards;
  *  stats->chunks still counts inner chunks. */
 NZ_EXTERN int nz_write_array(nz_array *dst, nz_source *src, const nz_write_opts *opts);
+
+/** Write src[i] into dst[i] for i < n in one parallel write: the tasks of
+ *  every array (each planned as nz_write_array plans it) share one queue and
+ *  one set of opts->jobs workers, so a small array's tasks run beside a
+ *  large one's instead of after it on a pool of its own. Tasks run largest
+ *  first (stable in the order given), which keeps the workers busy to the
+ *  end. Each array's files are byte for byte what nz_write_array writes,
+ *  for any jobs. A worker holds one array's buffers at a time and the
+ *  number of workers is the fewest any of the arrays could feed alone, so
+ *  buffer_size bounds the memory as for one array. Progress and stats count
+ *  all the arrays (stats->task_chunks: dst[0]'s task shape); the first
+ *  failure stops every array and is returned naming its array.
+ *  opts->task_chunks must be NULL when n > 1 (NZ_EINVAL); part/nparts
+ *  split every array's plan. The arrays must be distinct. */
+NZ_EXTERN int nz_write_arrays(nz_array *const *dst, nz_source *const *src, size_t n,
+			      const nz_write_opts *opts);
 
 /** The number of cores this process may run on (its CPU affinity; what
  *  jobs = 0 means), from 1 to NZ_WRITE_MAX_JOBS. */

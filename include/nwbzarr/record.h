@@ -23,7 +23,8 @@
  * what was appended: a flush stores every frame appended before it (the
  * last, partial chunk or shard rewritten whole, one atomic put), then
  * publishes the series' new lengths (their metadata documents, each one
- * atomic put), then the consolidated metadata. A reader never sees a
+ * atomic put), then the consolidated metadata (kept in memory, not rebuilt
+ * by listing the store). A reader never sees a
  * length whose frames are not stored.
  *
  * Crash safety: the incomplete marker stays until nz_record_close, so a
@@ -62,8 +63,9 @@ typedef struct nz_record_opts {
 	 *  nz_record_flush and close make frames readable). */
 	double flush_interval;
 	/** Bytes of appended frames that may wait for compression, summed over
-	 *  the file's series; 0 = 256 MiB. An append that would go past it
-	 *  waits (when nothing waits, one unit is always admitted). */
+	 *  the file's series; 0 = 32 MiB per series (about 1.4 s of 384 int16
+	 *  channels at 30 kHz), at most 256 MiB. An append that would go past
+	 *  it waits (when nothing waits, one chunk is always admitted). */
 	size_t memory_budget;
 	/** Compression threads shared by the file's series; 0 = 2. */
 	int threads;
@@ -85,7 +87,13 @@ typedef struct nz_record_series_opts {
 	/** Name, module, description, unit (TimeSeries), rate/starting_time,
 	 *  scaling, electrodes, channel_conversion, chunks, compressor, as for
 	 *  nz_nwb_add_*; timestamps/n_timestamps must be NULL/0 (see below).
-	 *  chunks (and the file's shards) must span every channel. */
+	 *  chunks (and shards) must span every channel. On Zarr v3 the default
+	 *  shard is about one second: whole chunks (default ~4 MiB) covering
+	 *  series.rate frames (30000 without a rate), e.g. 6 x 5461 frames of
+	 *  384 int16 channels; unsharded when one chunk covers that;
+	 *  series.shards sets another. Timestamps get the data's chunk and
+	 *  shard rows. A flush rewrites the last shard, re-encoding only its
+	 *  newest chunk. */
 	nz_nwb_series_opts series;
 	int electrical;            /**< 1 = ElectricalSeries, 0 = TimeSeries */
 	const char *dtype;         /**< fixed-size numpy dtype: "<i2", "<f4", ... */
@@ -147,7 +155,10 @@ typedef struct nz_record_repair_info {
 /** Finalise a recording that was interrupted (killed, crashed, power loss
  *  with fsync): every series keeps the frames of its last publish (data
  *  and timestamps cut to the shorter of the two), then the consolidated
- *  metadata is rewritten and the marker removed. `info` may be NULL.
+ *  metadata is rewritten and the marker removed. Shards or chunks a dead
+ *  writer stored past those frames are removed, and the last one is
+ *  rewritten from them: the store holds what a closed recording of those
+ *  frames holds. `info` may be NULL.
  *  NZ_EEXISTS for a complete file (nothing to repair), NZ_EINVAL for a
  *  store that is not an interrupted recording (an interrupted convert is
  *  resumed, not repaired); errors name `path`. `fsync` 1 = durably. */

@@ -1,4 +1,4 @@
-/* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]
+/* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME [--clevel L]]
  *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
  *                [--overwrite | --resume] [--fsync] [--hdf5-decode] [--quiet] [--json] */
 #include <errno.h>
@@ -15,13 +15,15 @@
 #include "nwbzarr/export.h"
 
 static const char usage_text[] =
-	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME]\n"
+	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME [--clevel L]]\n"
 	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
 	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
 	"                      [--quiet] [--json]\n"
 	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
 	"  --compressor NAME   blosc-lz4, blosc-zstd, zstd, lz4, zlib, gzip, none (default:\n"
 	"                      zstd level 0 for v3, as hdmf-zarr 0.14; blosc-lz4 for v2)\n"
+	"  --clevel L          the compressor's level (blosc-* 0..9, default 5; zstd 1..22,\n"
+	"                      default 1; zlib, gzip 0..9, default 1)\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
 	"  --zarr-format 2|3   3 (default): hdmf-zarr 0.14's layout; 2: hdmf-zarr <= 0.13's\n"
 	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
@@ -119,8 +121,8 @@ int nz_cli_export(int argc, char **argv)
 	nz_export_stats st;
 	nz_compressor comp;
 	const char *in = NULL, *out = NULL, *jobs = NULL, *compressor = NULL, *chunks = NULL;
-	const char *format = NULL, *shard_text = NULL;
-	uint64_t shards[2];
+	const char *format = NULL, *shard_text = NULL, *clevel_text = NULL;
+	uint64_t shards[2], clevel = 0;
 	char err[256];
 	int i, json = 0, quiet = 0, rc, zarr_format = 0, have_shards = 0;
 
@@ -137,6 +139,10 @@ int nz_cli_export(int argc, char **argv)
 		} else if ((rc = nzc_take_value(&compressor, argc, argv, &i, "--compressor", NULL,
 						err, sizeof err))) {
 			if (rc < 0 || !nzc_codec_choose(compressor, -1, err, sizeof err))
+				return bad_usage(err);
+		} else if ((rc = nzc_take_value(&clevel_text, argc, argv, &i, "--clevel", NULL, err,
+						sizeof err))) {
+			if (rc < 0 || nzc_parse_count(&clevel, clevel_text, 0, "--clevel", err, sizeof err) < 0)
 				return bad_usage(err);
 		} else if ((rc = nzc_take_value(&chunks, argc, argv, &i, "--chunks", NULL, err,
 						sizeof err))) {
@@ -199,7 +205,11 @@ int nz_cli_export(int argc, char **argv)
 	o.shards = have_shards ? shards : NULL;
 	if (o.resume && o.overwrite)
 		return bad_usage("--resume and --overwrite exclude each other");
-	if (compressor && nzc_compressor_by_name(&comp, compressor, -1) == 0)
+	if (clevel_text && !compressor)
+		return bad_usage("--clevel needs --compressor (the default codec's level is fixed)");
+	if (clevel_text && !nzc_codec_choose(compressor, clevel > 999 ? 999 : (int)clevel, err, sizeof err))
+		return bad_usage(err);
+	if (compressor && nzc_compressor_by_name(&comp, compressor, clevel_text ? (int)clevel : -1) == 0)
 		o.compressor = &comp;
 	if (json && nzc_json_paths(in, out) < 0)
 		return 2;

@@ -58,6 +58,11 @@ static int usage_conflicts(const nzc_args *a, const nz_session *s)
 			a->input);
 		return 2;
 	}
+	if (a->have_flush_interval) {
+		fprintf(stderr, "nwbzarr: %s: --flush-interval is for streams (RECORDING - or a "
+			"FIFO), not a session\n", a->input);
+		return 2;
+	}
 	if (s && (s->n_devices || s->n_groups || s->n_electrodes || s->channel_conversion)) {
 		fprintf(stderr, "nwbzarr: %s: devices, electrode groups, electrodes and "
 			"channel_conversion come from the recording's metadata in a session\n",
@@ -174,6 +179,13 @@ int nzc_convert_session(const nzc_args *a)
 	ro.streams = ids;
 	ro.n_streams = n_ids;
 	ro.location = a->location;
+	/* "unknown" is what neuroconv writes too: the recording does not know
+	 * the brain area. Say what to pass, since for a mouse nwbinspector
+	 * 0.7 reports it (check_electrodes_location_allen_ccf). */
+	if (!a->location && !a->quiet)
+		fprintf(stderr, "nwbzarr: electrodes location 'unknown' (the recording does not "
+			"say where the probe was); give --location with an Allen CCF area (e.g. CA1, "
+			"VISp, or root for the brain): nwbinspector reports 'unknown' for mice\n");
 	nzc_catch_signals(1);
 	t0 = now_s();
 	if (nz_nwb_create(&f, a->output, &o) < 0 ||

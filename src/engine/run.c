@@ -2,7 +2,9 @@
  * workers from the memory budget, feed task after task into the bounded
  * queue, and meanwhile report progress and watch for cancellation, all on
  * the calling thread. A small write (NZ__WRITE_INLINE_BYTES, or a single
- * chunk) skips the pool and runs its tasks on the calling thread. */
+ * chunk) skips the pool and runs its tasks on the calling thread. One write
+ * may hold several targets (nz_write_arrays): their tasks share one queue
+ * and one set of workers, largest tasks first. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <inttypes.h>
@@ -235,95 +237,187 @@ static void run_inline(poller *p, uint64_t ntasks)
 	}
 }
 
-/* Whether the plan's chunks, padding included, fit the inline limit, or
- * the plan is one chunk: one worker would do it all, and neither it nor the
- * caller could stop a chunk half-way, so a thread adds only hand-offs. */
-static int runs_inline(const nz_plan *plan, size_t chunk_bytes, size_t limit)
-{
-	uint64_t n = nz_plan_nchunks(plan);
-
-	if (n == 0 || limit == 0)
-		return 0;
-	return n == 1 || chunk_bytes == 0 || n <= limit / chunk_bytes;
-}
-
 int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts)
 {
-	return nz__write_ctl_run(t, src, opts, NULL);
+	return nz__write_multi_ctl(&t, &src, 1, opts, NULL);
 }
 
-int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *opts_in,
-		      nz__write_ctl *ctl_in)
+int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *opts,
+		      nz__write_ctl *ctl)
+{
+	return nz__write_multi_ctl(&t, &src, 1, opts, ctl);
+}
+
+int nz__write_multi(const nz__target *const *t, nz_source *const *src, size_t n,
+		    const nz_write_opts *opts)
+{
+	return nz__write_multi_ctl(t, src, n, opts, NULL);
+}
+
+/* Item `it` (t and src set): its plan, task shape and totals, and the
+ * workers the budget lets it feed, *workers, as a write of it alone. */
+static int plan_item(nz__item *it, int *workers, const nz_write_opts *opts, int jobs,
+		     size_t budget)
+{
+	const nz__target *t = it->t;
+	int err, i;
+
+	if ((err = check_source(t, it->src)) < 0)
+		return err;
+	if (nz__prod_size(&it->chunk_bytes, t->chunks, t->ndim, t->itemsize) < 0)
+		return nz__error_set(NZ_EINVAL, "writing '%s': chunk size overflows", t->name);
+	if (t->unit_chunks) {
+		/* One unit per task: a unit is already a large piece of work, and a
+		 * worker's memory is one row of its chunks, whatever the unit's size. */
+		size_t row_bytes = 0;
+		if ((err = unit_geometry(it->unit, &row_bytes, t, it->chunk_bytes)) < 0)
+			return err;
+		*workers = jobs;
+		if (row_bytes && budget / row_bytes < (size_t)*workers)
+			*workers = budget / row_bytes ? (int)(budget / row_bytes) : 1;
+		for (i = 0; i < t->ndim; i++)
+			it->tc[i] = 1;
+		if (nz__prod_size(&it->unit_bytes, it->unit, t->ndim, t->itemsize) < 0)
+			it->unit_bytes = SIZE_MAX;
+	} else {
+		*workers = choose_shape(it->tc, t, it->src, jobs, budget, it->chunk_bytes);
+		memcpy(it->unit, t->chunks, (size_t)t->ndim * sizeof *it->unit);
+		it->unit_bytes = it->chunk_bytes;
+	}
+	if (opts->task_chunks)
+		memcpy(it->tc, opts->task_chunks, (size_t)t->ndim * sizeof *it->tc);
+	if ((err = nz_plan_new(&it->whole, t->ndim, t->shape, it->unit, it->tc)) < 0 ||
+	    (err = nz_plan_part(&it->plan, it->whole, opts->nparts > 1 ? opts->part : 0,
+				opts->nparts > 1 ? opts->nparts : 1)) < 0)
+		return err;
+	it->memory = nz__source_memory(it->src);
+	it->rows = nz__source_prefers_rows(it->src);
+	it->read_block = it->rows ? READ_BLOCK : it->chunk_bytes;
+	it->bytes_total = plan_bytes(&it->chunks_total, t, it->plan, it->unit);
+	return 0;
+}
+
+/* Bytes per task of an item, for the run order. */
+static uint64_t task_bytes(const nz__item *it)
+{
+	uint64_t n = nz_plan_ntasks(it->plan);
+	return n ? it->bytes_total / n : 0;
+}
+
+/* The run order: largest tasks first (the longest-processing-time rule),
+ * stable, so the workers spend the end of the write on the small streams'
+ * tasks together rather than one stream's last task alone, and small
+ * streams never wait for a worker of their own after the big ones. Each
+ * item's tasks stay in plan order; *ntasks = their sum. */
+static void order_items(nz__item *items, size_t n, uint64_t *ntasks)
+{
+	for (size_t i = 1; i < n; i++) {
+		nz__item x = items[i];
+		size_t k = i;
+		for (; k > 0 && task_bytes(&items[k - 1]) < task_bytes(&x); k--)
+			items[k] = items[k - 1];
+		items[k] = x;
+	}
+	*ntasks = 0;
+	for (size_t i = 0; i < n; i++) {
+		items[i].first = *ntasks;
+		*ntasks += nz_plan_ntasks(items[i].plan);
+	}
+}
+
+/* Whether the items' chunks, padding included, fit the inline limit, or
+ * the write is one chunk: one worker would do it all, and neither it nor
+ * the caller could stop a chunk half-way, so a thread adds only hand-offs. */
+static int runs_inline(const nz__item *items, size_t n, size_t limit)
+{
+	uint64_t chunks = 0, bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = nz_plan_nchunks(items[i].plan);
+		chunks += c;
+		if (items[i].unit_bytes && c > (UINT64_MAX - bytes) / items[i].unit_bytes)
+			bytes = UINT64_MAX;
+		else
+			bytes += c * items[i].unit_bytes;
+	}
+	if (chunks == 0 || limit == 0)
+		return 0;
+	return chunks == 1 || bytes <= limit;
+}
+
+static void fill_stats(nz_write_stats *s, const nz__job *job, const nz__item *first, int workers,
+		       double start)
+{
+	memset(s, 0, sizeof *s);
+	s->bytes = job->bytes_done;
+	s->chunks = job->chunks_done;
+	s->tasks = job->tasks_run;
+	s->jobs = workers;
+	if (first)
+		memcpy(s->task_chunks, first->tc, (size_t)first->t->ndim * sizeof *first->tc);
+	s->elapsed_s = start > 0 ? nz__now() - start : 0;
+}
+
+int nz__write_multi_ctl(const nz__target *const *t, nz_source *const *src, size_t n,
+			const nz_write_opts *opts_in, nz__write_ctl *ctl_in)
 {
 	static const nz_write_opts defaults = NZ_WRITE_OPTS_INIT;
 	const nz_write_opts *opts = opts_in ? opts_in : &defaults;
 	nz__write_ctl dctl = NZ__WRITE_CTL_INIT, *ctl = ctl_in ? ctl_in : &dctl;
-	uint64_t tc[NZ_MAX_DIMS], unit[NZ_MAX_DIMS], ntasks;
-	nz_plan *whole = NULL, *part = NULL;
+	const nz__item *first = NULL;
 	nz__pool *pool = NULL;
 	nz__job job;
 	poller p;
-	size_t budget, chunk_bytes, plan_unit_bytes;
-	int err = 0, jobs, workers, i, job_ready = 0, inl;
+	size_t budget, k;
+	int err = 0, jobs, workers = 0, i, job_ready = 0, inl;
 
 	ctl->threads = 0;
 	ctl->waits = ctl->timeouts = 0;
 	memset(&job, 0, sizeof job);
 	memset(&p, 0, sizeof p);
+	if (n == 0)
+		return nz__error_set(NZ_EINVAL, "write: no arrays to write");
 	if (opts->version != NZ_WRITE_OPTS_VERSION || opts->jobs < 0 ||
-	    (opts->nparts > 1 && opts->part >= opts->nparts))
-		return nz__error_set(NZ_EINVAL, "writing '%s': bad write options (version, jobs or "
-				     "part)", t->name);
-	if ((err = check_source(t, src)) < 0)
-		return err;
-	if (nz__prod_size(&chunk_bytes, t->chunks, t->ndim, t->itemsize) < 0)
-		return nz__error_set(NZ_EINVAL, "writing '%s': chunk size overflows", t->name);
+	    (opts->nparts > 1 && opts->part >= opts->nparts) || (n > 1 && opts->task_chunks))
+		return nz__error_set(NZ_EINVAL, "writing '%s': bad write options (version, jobs, "
+				     "part, or task_chunks for several arrays)", t[0]->name);
 	jobs = opts->jobs > 0 ? opts->jobs : nz_ncores();
 	if (jobs > NZ_WRITE_MAX_JOBS)
 		jobs = NZ_WRITE_MAX_JOBS;
 	budget = opts->buffer_size ? opts->buffer_size : NZ_WRITE_BUFFER_DEFAULT;
-	if (t->unit_chunks) {
-		/* One unit per task: a unit is already a large piece of work, and a
-		 * worker's memory is one row of its chunks, whatever the unit's size. */
-		size_t row_bytes = 0;
-		if ((err = unit_geometry(unit, &row_bytes, t, chunk_bytes)) < 0)
-			return err;
-		workers = jobs;
-		if (row_bytes && budget / row_bytes < (size_t)workers)
-			workers = budget / row_bytes ? (int)(budget / row_bytes) : 1;
-		for (i = 0; i < t->ndim; i++)
-			tc[i] = 1;
-		if (nz__prod_size(&plan_unit_bytes, unit, t->ndim, t->itemsize) < 0)
-			plan_unit_bytes = SIZE_MAX;
-	} else {
-		workers = choose_shape(tc, t, src, jobs, budget, chunk_bytes);
-		memcpy(unit, t->chunks, (size_t)t->ndim * sizeof *unit);
-		plan_unit_bytes = chunk_bytes;
+	if (!(job.items = nz__calloc(n, sizeof *job.items)))
+		return nz__error_set(NZ_ENOMEM, "writing '%s': out of memory", t[0]->name);
+	job.nitems = n;
+	/* Every item as if written alone; the workers are the fewest any of
+	 * them allows, so that a worker on any item stays inside the budget. */
+	workers = jobs;
+	for (k = 0; k < n; k++) {
+		nz__item *it = &job.items[k];
+		int w = 0;
+		it->job = &job;
+		it->t = t[k];
+		it->src = src[k];
+		it->index = k;
+		if ((err = plan_item(it, &w, opts, jobs, budget)) < 0)
+			goto done;
+		if (w < workers)
+			workers = w;
+		p.bytes_total += it->bytes_total;
+		p.chunks_total += it->chunks_total;
 	}
-	if (opts->task_chunks)
-		memcpy(tc, opts->task_chunks, (size_t)t->ndim * sizeof *tc);
-	if ((err = nz_plan_new(&whole, t->ndim, t->shape, unit, tc)) < 0)
-		goto done;
-	if ((err = nz_plan_part(&part, whole, opts->nparts > 1 ? opts->part : 0,
-				opts->nparts > 1 ? opts->nparts : 1)) < 0)
-		goto done;
-	ntasks = nz_plan_ntasks(part);
-	if ((uint64_t)workers > ntasks)
-		workers = ntasks ? (int)ntasks : 1;
-	if ((inl = runs_inline(part, plan_unit_bytes, ctl->inline_bytes)) != 0)
+	order_items(job.items, n, &job.ntasks);
+	for (k = 0; k < n; k++)
+		if (job.items[k].index == 0)
+			first = &job.items[k];
+	if ((uint64_t)workers > job.ntasks)
+		workers = job.ntasks ? (int)job.ntasks : 1;
+	if ((inl = runs_inline(job.items, n, ctl->inline_bytes)) != 0)
 		workers = 1;
 
-	job.t = t;
-	job.src = src;
-	job.plan = part;
-	job.chunk_bytes = chunk_bytes;
-	job.memory = nz__source_memory(src);
-	job.rows = nz__source_prefers_rows(src);
-	job.read_block = job.rows ? READ_BLOCK : chunk_bytes;
 	atomic_init(&job.next, 0);
 	atomic_init(&job.stop, 0);
 	if (!(job.workers = nz__calloc((size_t)workers, sizeof *job.workers))) {
-		err = nz__error_set(NZ_ENOMEM, "writing '%s': out of memory", t->name);
+		err = nz__error_set(NZ_ENOMEM, "writing '%s': out of memory", t[0]->name);
 		goto done;
 	}
 	pthread_mutex_init(&job.mu, NULL);
@@ -334,50 +428,44 @@ int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *
 	p.job = &job;
 	p.start = nz__now();
 	p.interval_ms = opts->progress_interval_ms ? opts->progress_interval_ms : 100;
-	p.bytes_total = plan_bytes(&p.chunks_total, t, part, unit);
 	p.ctl = ctl;
 	if (inl) {
-		run_inline(&p, ntasks);
-	} else if (ntasks > 0) {
+		run_inline(&p, job.ntasks);
+	} else if (job.ntasks > 0) {
 		if ((err = nz__pool_new(&pool, workers, 2 * (size_t)workers)) < 0)
 			goto done;
 		ctl->threads = workers;
-		drive(&p, pool, ntasks);
+		drive(&p, pool, job.ntasks);
 		nz__pool_free(pool);
 		pool = NULL;
 	}
 	report(&p, 1);
 
 	if (job.failed) {
+		const char *name = job.failed_item->t->name;
 		err = nz__error_restore(&job.err);
-		if (t->name && t->name[0] && !strstr(nz_error_last()->message, t->name))
-			nz__error_wrap("writing '%s'", t->name);
+		if (name && name[0] && !strstr(nz_error_last()->message, name))
+			nz__error_wrap("writing '%s'", name);
 	} else if (p.canceled) {
-		err = nz__error_set(NZ_ECANCELED, "writing '%s': canceled after %" PRIu64 " of %"
-				    PRIu64 " chunks", t->name, job.chunks_done, p.chunks_total);
+		err = nz__error_set(NZ_ECANCELED, "writing '%s'%s: canceled after %" PRIu64 " of %"
+				    PRIu64 " chunks", t[0]->name,
+				    n > 1 ? " and the other arrays" : "", job.chunks_done,
+				    p.chunks_total);
 	}
 done:
-	if (opts->stats) {
-		nz_write_stats *s = opts->stats;
-		memset(s, 0, sizeof *s);
-		s->bytes = job.bytes_done;
-		s->chunks = job.chunks_done;
-		s->tasks = job.tasks_run;
-		s->jobs = workers;
-		memcpy(s->task_chunks, tc, (size_t)t->ndim * sizeof *tc);
-		s->elapsed_s = p.start > 0 ? nz__now() - p.start : 0;
-	}
-	for (i = 0; job.workers && i < workers; i++) {
+	if (opts->stats)
+		fill_stats(opts->stats, &job, first, workers, p.start);
+	for (i = 0; job.workers && i < workers; i++)
 		nz__worker_release(&job.workers[i]);
-		if (job.workers[i].state && t->state_free)
-			t->state_free(job.workers[i].state);
-	}
 	nz__free(job.workers);
 	if (job_ready) {
 		pthread_mutex_destroy(&job.mu);
 		pthread_cond_destroy(&job.done_cv);
 	}
-	nz_plan_free(part);
-	nz_plan_free(whole);
+	for (k = 0; job.items && k < n; k++) {
+		nz_plan_free(job.items[k].plan);
+		nz_plan_free(job.items[k].whole);
+	}
+	nz__free(job.items);
 	return err;
 }

@@ -7,7 +7,9 @@
  *  - direct: the chunk's data is one contiguous run of the source read (a
  *    chunk spanning all trailing dimensions): read into the chunk buffer;
  *  - gather: read blocks of rows once (whole rows for a row-major file) and
- *    scatter them into the buffers of every chunk of the task's chunk-row. */
+ *    scatter them into the buffers of every chunk of the task's chunk-row.
+ * A job may write several targets (items): a task index names an item and
+ * one of its tasks, and the worker's buffers follow it from item to item. */
 #include <string.h>
 
 #include "engine/box.h"
@@ -58,8 +60,12 @@ void nz__worker_release(nz__worker *w)
 		nz__free(w->bufs[i]);
 	nz__free(w->bufs);
 	nz__free(w->readbuf);
+	if (w->state && w->item && w->item->t->state_free)
+		w->item->t->state_free(w->state);
 	w->bufs = NULL;
 	w->readbuf = NULL;
+	w->state = NULL;
+	w->item = NULL;
 	w->nbufs = w->readcap = 0;
 }
 
@@ -102,19 +108,19 @@ static uint64_t box_elements(const uint64_t *extent, int ndim)
 	return n;
 }
 
-static int put_chunk(nz__job *job, nz__worker *w, const chunk_box *c, const unsigned char *buf)
+static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, const unsigned char *buf)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	int err;
 
-	if (atomic_load(&job->stop))
+	if (atomic_load(&it->job->stop))
 		return STOPPED;
-	if ((err = t->put(t->ctx, &w->state, c->index, buf, job->chunk_bytes)) < 0)
+	if ((err = t->put(t->ctx, &w->state, c->index, buf, it->chunk_bytes)) < 0)
 		return err;
-	pthread_mutex_lock(&job->mu);
-	job->chunks_done++;
-	job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
-	pthread_mutex_unlock(&job->mu);
+	pthread_mutex_lock(&it->job->mu);
+	it->job->chunks_done++;
+	it->job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
+	pthread_mutex_unlock(&it->job->mu);
 	return 0;
 }
 
@@ -122,9 +128,9 @@ static int put_chunk(nz__job *job, nz__worker *w, const chunk_box *c, const unsi
  * last chunk-row of a recording; every chunk of one shorter than a chunk)
  * the data is the first extent[0] rows and only the rest needs the fill;
  * otherwise the gaps are scattered and the whole chunk is filled first. */
-static void pad(const nz__job *job, unsigned char *buf, const chunk_box *c)
+static void pad(const nz__item *it, unsigned char *buf, const chunk_box *c)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	size_t skip = 0;
 	int d;
 
@@ -133,83 +139,83 @@ static void pad(const nz__job *job, unsigned char *buf, const chunk_box *c)
 	for (d = 1; d < t->ndim && c->extent[d] == t->chunks[d]; d++)
 		;
 	if (d == t->ndim && t->ndim > 0)
-		skip = (size_t)c->extent[0] * (job->chunk_bytes / (size_t)t->chunks[0]);
-	nz__fill_elements(buf + skip, (job->chunk_bytes - skip) / t->itemsize, t->fill,
+		skip = (size_t)c->extent[0] * (it->chunk_bytes / (size_t)t->chunks[0]);
+	nz__fill_elements(buf + skip, (it->chunk_bytes - skip) / t->itemsize, t->fill,
 			  t->itemsize);
 }
 
 /* A chunk whose trailing extents are whole chunks, and, for a row-major
  * source, whole rows: its rows are contiguous both in the source read and
  * in the chunk buffer. */
-static int is_direct(const nz__job *job, const chunk_box *c)
+static int is_direct(const nz__item *it, const chunk_box *c)
 {
 	int d;
 
-	for (d = 1; d < job->t->ndim; d++) {
-		if (c->extent[d] != job->t->chunks[d])
+	for (d = 1; d < it->t->ndim; d++) {
+		if (c->extent[d] != it->t->chunks[d])
 			return 0;
-		if (job->rows && c->extent[d] != job->t->shape[d])
+		if (it->rows && c->extent[d] != it->t->shape[d])
 			return 0;
 	}
 	return 1;
 }
 
 /* Fill one chunk on its own (memory source, direct read, 0-d array). */
-static int single_chunk(nz__job *job, nz__worker *w, const chunk_box *c)
+static int single_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	static const uint64_t zero[NZ_MAX_DIMS];
 	unsigned char *buf;
 	size_t len;
 	int err;
 
-	if ((err = ensure_bufs(w, 1, job->chunk_bytes)) < 0)
+	if ((err = ensure_bufs(w, 1, it->chunk_bytes)) < 0)
 		return err;
 	buf = w->bufs[0];
-	pad(job, buf, c);
-	if (job->memory) {
-		nz__copy_box(buf, t->chunks, zero, job->memory, t->shape, c->origin, c->extent, t->ndim,
+	pad(it, buf, c);
+	if (it->memory) {
+		nz__copy_box(buf, t->chunks, zero, it->memory, t->shape, c->origin, c->extent, t->ndim,
 			     t->itemsize);
 	} else {
 		len = (size_t)box_elements(c->extent, t->ndim) * t->itemsize;
-		if ((err = nz_source_read(job->src, c->origin, c->extent, buf, len)) < 0)
+		if ((err = nz_source_read(it->src, c->origin, c->extent, buf, len)) < 0)
 			return err;
 	}
-	return put_chunk(job, w, c, buf);
+	return put_chunk(it, w, c, buf);
 }
 
 /* The gather path for one chunk-row of a task, whose chunks are cb[0..n). */
-static int gather_row(nz__job *job, nz__worker *w, const chunk_box *cb, size_t n)
+static int gather_row(const nz__item *it, nz__worker *w, const chunk_box *cb, size_t n)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	uint64_t lo[NZ_MAX_DIMS], ext[NZ_MAX_DIMS], dst_off[NZ_MAX_DIMS], src_off[NZ_MAX_DIMS],
 		 count[NZ_MAX_DIMS], first_row = cb[0].origin[0], nrows = cb[0].extent[0], r, step;
 	size_t row_bytes = t->itemsize, g;
 	int d, err;
 
-	if ((err = ensure_bufs(w, n, job->chunk_bytes)) < 0)
+	if ((err = ensure_bufs(w, n, it->chunk_bytes)) < 0)
 		return err;
 	/* The box read per block of rows: whole rows for a row-major source,
 	 * otherwise just the task's columns. */
 	for (d = 1; d < t->ndim; d++) {
 		const chunk_box *last = &cb[n - 1];
-		lo[d] = job->rows ? 0 : cb[0].origin[d];
-		ext[d] = job->rows ? t->shape[d] : last->origin[d] + last->extent[d] - lo[d];
+		lo[d] = it->rows ? 0 : cb[0].origin[d];
+		ext[d] = it->rows ? t->shape[d] : last->origin[d] + last->extent[d] - lo[d];
 		row_bytes *= (size_t)ext[d];
 	}
-	step = job->read_block / row_bytes ? job->read_block / row_bytes : 1;
+	step = it->read_block / row_bytes ? it->read_block / row_bytes : 1;
 	if (step > nrows)
 		step = nrows;
 	if ((err = ensure_readbuf(w, (size_t)step * row_bytes)) < 0)
 		return err;
 	for (g = 0; g < n; g++)
-		pad(job, w->bufs[g], &cb[g]);
+		pad(it, w->bufs[g], &cb[g]);
 	for (r = 0; r < nrows; r += step) {
-		if (atomic_load(&job->stop))
+		if (atomic_load(&it->job->stop))
 			return STOPPED;
 		lo[0] = first_row + r;
 		ext[0] = nrows - r < step ? nrows - r : step;
-		if ((err = nz_source_read(job->src, lo, ext, w->readbuf, (size_t)ext[0] * row_bytes)) < 0)
+		if ((err = nz_source_read(it->src, lo, ext, w->readbuf, (size_t)ext[0] * row_bytes)) < 0)
 			return err;
 		for (g = 0; g < n; g++) {
 			dst_off[0] = r;
@@ -225,22 +231,22 @@ static int gather_row(nz__job *job, nz__worker *w, const chunk_box *cb, size_t n
 		}
 	}
 	for (g = 0; g < n; g++)
-		if ((err = put_chunk(job, w, &cb[g], w->bufs[g])) != 0)
+		if ((err = put_chunk(it, w, &cb[g], w->bufs[g])) != 0)
 			return err;
 	return 0;
 }
 
 /* A box of whole chunks, one chunk-row at a time. */
-static int run_box(nz__job *job, nz__worker *w, const nz_task *box)
+static int run_box(const nz__item *it, nz__worker *w, const nz_task *box)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	chunk_box *cb = NULL;
 	uint64_t row, n = 1, g;
 	int d, err = 0;
 
 	if (t->ndim == 0) {
 		chunk_box c = {{0}, {0}, {0}, 0};
-		return single_chunk(job, w, &c);
+		return single_chunk(it, w, &c);
 	}
 	for (d = 1; d < t->ndim; d++)
 		n *= box->chunk_count[d];
@@ -249,11 +255,19 @@ static int run_box(nz__job *job, nz__worker *w, const nz_task *box)
 	for (row = box->chunk_start[0]; row < box->chunk_start[0] + box->chunk_count[0]; row++) {
 		for (g = 0; g < n; g++)
 			chunk_of(&cb[g], t, box, row, g);
-		if (job->memory || (n == 1 && is_direct(job, &cb[0]))) {
+		if (it->memory || (n == 1 && is_direct(it, &cb[0]))) {
 			for (g = 0; g < n && err == 0; g++)
-				err = single_chunk(job, w, &cb[g]);
+				err = single_chunk(it, w, &cb[g]);
+		} else if (!it->rows) {
+			/* A source without the rows hint (an HDF5 dataset) is
+			 * read chunk box by chunk box: a band read in blocks of
+			 * rows would decode every source chunk it crosses once
+			 * per block. */
+			for (g = 0; g < n && err == 0; g++)
+				err = is_direct(it, &cb[g]) ? single_chunk(it, w, &cb[g])
+							    : gather_row(it, w, &cb[g], 1);
 		} else {
-			err = gather_row(job, w, cb, (size_t)n);
+			err = gather_row(it, w, cb, (size_t)n);
 		}
 		if (err != 0)
 			break;
@@ -278,9 +292,9 @@ static void unit_box(nz_task *box, const nz__target *t, const uint64_t *u)
 
 /* A task of whole units (the plan's "chunks" are units): each in C order,
  * begun, filled row by row, and ended, or aborted when anything stops it. */
-static int run_units(nz__job *job, nz__worker *w, const nz_task *task)
+static int run_units(const nz__item *it, nz__worker *w, const nz_task *task)
 {
-	const nz__target *t = job->t;
+	const nz__target *t = it->t;
 	uint64_t u[NZ_MAX_DIMS], n = 1, k;
 	int d, err = 0;
 
@@ -293,19 +307,19 @@ static int run_units(nz__job *job, nz__worker *w, const nz_task *task)
 			u[d] = task->chunk_start[d] + rest % task->chunk_count[d];
 			rest /= task->chunk_count[d];
 		}
-		if (atomic_load(&job->stop))
+		if (atomic_load(&it->job->stop))
 			return STOPPED;
 		if ((err = t->unit_begin(t->ctx, &w->state, u)) < 0)
 			return err;
 		if (err == 1) { /* already stored */
-			pthread_mutex_lock(&job->mu);
-			job->units_skipped++;
-			pthread_mutex_unlock(&job->mu);
+			pthread_mutex_lock(&it->job->mu);
+			it->job->units_skipped++;
+			pthread_mutex_unlock(&it->job->mu);
 			err = 0;
 			continue;
 		}
 		unit_box(&box, t, u);
-		if ((err = run_box(job, w, &box)) == 0)
+		if ((err = run_box(it, w, &box)) == 0)
 			err = t->unit_end(t->ctx, &w->state);
 		else
 			t->unit_abort(t->ctx, &w->state);
@@ -313,30 +327,51 @@ static int run_units(nz__job *job, nz__worker *w, const nz_task *task)
 	return err;
 }
 
-static int run_task(nz__job *job, nz__worker *w, uint64_t i)
+static int run_task(const nz__item *it, nz__worker *w, uint64_t i)
 {
 	nz_task task;
 	int err;
 
-	if ((err = nz_plan_task(&task, job->plan, i)) < 0)
+	if ((err = nz_plan_task(&task, it->plan, i)) < 0)
 		return err;
-	return job->t->unit_chunks ? run_units(job, w, &task) : run_box(job, w, &task);
+	return it->t->unit_chunks ? run_units(it, w, &task) : run_box(it, w, &task);
+}
+
+/* The item whose tasks include job task i (items are in run order). */
+static const nz__item *item_of(const nz__job *job, uint64_t i)
+{
+	size_t lo = 0, hi = job->nitems;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (job->items[mid].first <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &job->items[lo];
 }
 
 void nz__job_run_one(void *arg, int worker)
 {
 	nz__job *job = arg;
+	nz__worker *w = &job->workers[worker];
 	uint64_t i = atomic_fetch_add(&job->next, 1);
+	const nz__item *it = item_of(job, i);
 	int err = 0, ran = 0;
 
 	if (!atomic_load(&job->stop)) {
-		err = run_task(job, &job->workers[worker], i);
+		if (w->item != it)
+			nz__worker_release(w);
+		w->item = it;
+		err = run_task(it, w, i - it->first);
 		ran = 1;
 	}
 	pthread_mutex_lock(&job->mu);
 	job->tasks_run += (uint64_t)ran;
 	if (err < 0 && !job->failed) {
 		job->failed = 1;
+		job->failed_item = it;
 		nz__error_save(&job->err);
 	}
 	job->tasks_done++;

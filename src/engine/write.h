@@ -76,6 +76,12 @@ int nz__array_shard_stored(nz_array *a, nz_store *store, const uint64_t *unit_in
 /** Write every chunk of `t` from `src` as nz_write_array describes. */
 int nz__write(const nz__target *t, nz_source *src, const nz_write_opts *opts);
 
+/** Write every chunk of the n targets t[i] from src[i] in one write on one
+ *  set of workers, as nz_write_arrays describes (opts->task_chunks must be
+ *  NULL when n > 1). n == 1 is nz__write. */
+int nz__write_multi(const nz__target *const *t, nz_source *const *src, size_t n,
+		    const nz_write_opts *opts);
+
 /** Writes of one chunk, or of chunks holding (padding included) at most
  *  this many bytes in all, run on the calling thread, without worker
  *  threads: see run.c. */
@@ -95,24 +101,50 @@ typedef struct nz__write_ctl {
 int nz__write_ctl_run(const nz__target *t, nz_source *src, const nz_write_opts *opts,
 		      nz__write_ctl *ctl);
 
+/** nz__write_multi with controls; ctl NULL = the defaults. */
+int nz__write_multi_ctl(const nz__target *const *t, nz_source *const *src, size_t n,
+			const nz_write_opts *opts, nz__write_ctl *ctl);
+
 /* ---- shared between run.c (the caller's side) and task.c (the workers) */
 
+typedef struct nz__job nz__job;
+
+/** One target of a write, with its source and this process's part of its
+ *  plan. A write's items are kept in the order their tasks run: task
+ *  indices [first, first + ntasks of plan) of the job are this item's. */
+typedef struct nz__item {
+	nz__job *job;
+	const nz__target *t;
+	nz_source *src;
+	nz_plan *whole, *plan;
+	size_t chunk_bytes;
+	const unsigned char *memory; /* the source's data when it is in memory */
+	int rows;                    /* read whole rows (nz__source_prefers_rows) */
+	size_t read_block;           /* bytes per source read when gathering */
+	uint64_t first;
+	uint64_t tc[NZ_MAX_DIMS];    /* task shape, in chunks (or units) */
+	uint64_t unit[NZ_MAX_DIMS];  /* elements per planned chunk (or unit) */
+	size_t unit_bytes;           /* bytes of one planned chunk (or unit) */
+	uint64_t bytes_total, chunks_total;
+	size_t index;                /* the caller's index of this target */
+} nz__item;
+
+/** A worker's buffers and its sink state hold for one item at a time: a
+ *  worker that moves to another item's task first releases them, so its
+ *  memory is that of the item it works on, never the sum over items. */
 typedef struct nz__worker {
 	unsigned char **bufs; /* chunk buffers, chunk_bytes each */
 	size_t nbufs;
 	unsigned char *readbuf;
 	size_t readcap;
-	void *state; /* the target's per-worker state */
+	void *state;          /* the target's per-worker state */
+	const nz__item *item; /* whose buffers and state these are; NULL = none */
 } nz__worker;
 
-typedef struct nz__job {
-	const nz__target *t;
-	nz_source *src;
-	const nz_plan *plan;
-	size_t chunk_bytes;
-	const unsigned char *memory; /* the source's data when it is in memory */
-	int rows;                    /* read whole rows (nz__source_prefers_rows) */
-	size_t read_block;           /* bytes per source read when gathering */
+struct nz__job {
+	nz__item *items; /* in run order */
+	size_t nitems;
+	uint64_t ntasks; /* over all items */
 	nz__worker *workers;
 
 	atomic_uint_least64_t next; /* next task index to run */
@@ -124,13 +156,15 @@ typedef struct nz__job {
 	uint64_t tasks_run, chunks_done, bytes_done;
 	uint64_t units_skipped; /* unit_begin said "already stored" */
 	int failed;
+	const nz__item *failed_item;
 	nz_error err; /* the first failure */
-} nz__job;
+};
 
 /** Pool entry point: run the job's next task on worker `worker`. */
 void nz__job_run_one(void *job, int worker);
 
-/** Free a worker's buffers (not its state). */
+/** Free a worker's buffers and its sink state (through its item's
+ *  target), leaving it holding nothing. */
 void nz__worker_release(nz__worker *w);
 
 #endif

@@ -210,3 +210,29 @@ int nz_write_array(nz_array *dst, nz_source *src, const nz_write_opts *opts)
 	nz__target_sink_array(&t, dst);
 	return nz__write(&t, src, opts);
 }
+
+int nz_write_arrays(nz_array *const *dst, nz_source *const *src, size_t n,
+		    const nz_write_opts *opts)
+{
+	nz__target *t = NULL;
+	const nz__target **tp = NULL;
+	int err = 0;
+
+	if (n == 0 || !dst || !src)
+		return nz__error_set(NZ_EINVAL, "nz_write_arrays: no arrays to write");
+	if (!(t = nz__calloc(n, sizeof *t)) || !(tp = nz__calloc(n, sizeof *tp))) {
+		err = nz__error_set(NZ_ENOMEM, "nz_write_arrays: out of memory for %zu arrays", n);
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((err = nz__target_from_array(&t[i], dst[i], src[i])) < 0)
+			goto done;
+		nz__target_sink_array(&t[i], dst[i]);
+		tp[i] = &t[i];
+	}
+	err = nz__write_multi(tp, src, n, opts);
+done:
+	nz__free(tp);
+	nz__free(t);
+	return err;
+}

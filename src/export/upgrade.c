@@ -125,8 +125,10 @@ static int check_input(uctx *u)
 		return err;
 	if (err == 3)
 		return nz__error_set(NZ_EINVAL, "'%s' is Zarr v3 already: nothing to upgrade", u->src_path);
+	/* The documents are walked (no hierarchy): nz_metadata_check has made
+	 * sure .zmetadata holds exactly them. */
 	if ((err = nz_nwb_check_complete(u->src)) < 0 || (err = nz_metadata_check(u->src)) < 0 ||
-	    (err = nz__z_walk(&u->m, u->src)) < 0 || (err = nz__xmodel_check_nwb(&u->m, u->src_path)) < 0)
+	    (err = nz__z_walk(&u->m, NULL, u->src)) < 0 || (err = nz__xmodel_check_nwb(&u->m, u->src_path)) < 0)
 		return err;
 	for (i = 0; i < u->m.count && !err; i++)
 		if (u->m.nodes[i].kind == NZ__X_DATASET)

@@ -25,6 +25,7 @@ typedef struct vside {
 	int zarr;
 	nz__h5file *f;
 	nz_store *store;
+	nz_hierarchy *h; /* its consolidated metadata; NULL when that disagrees with the documents */
 	nz__xmodel m;
 	char meta_diff[NZ_ERROR_MSG_MAX]; /* consolidated metadata disagreeing with the documents */
 	const char *meta_key;             /* where it is: .zmetadata (v2) or the root zarr.json (v3) */
@@ -83,7 +84,10 @@ static int open_side(vside *s, const char *path, int flags)
 			snprintf(s->meta_diff, sizeof s->meta_diff, "%s", nz_error_last()->message);
 		else if (err < 0)
 			return err;
-		if ((err = nz__z_walk(&s->m, s->store)) < 0)
+		/* Readers' view (the consolidated copy) when it equals the
+		 * documents, else the documents, each difference named. */
+		if ((!s->meta_diff[0] && (err = nz_hierarchy_open(&s->h, s->store)) < 0) ||
+		    (err = nz__z_walk(&s->m, s->h, s->store)) < 0)
 			return err;
 	} else if ((err = nz__h5_open(&s->f, path)) < 0 || (err = nz__h5_walk(&s->m, s->f)) < 0) {
 		return err;
@@ -94,6 +98,7 @@ static int open_side(vside *s, const char *path, int flags)
 static void close_side(vside *s)
 {
 	nz__xmodel_clear(&s->m);
+	nz_hierarchy_free(s->h);
 	nz_store_free(s->store);
 	nz__h5_close(s->f);
 }
@@ -104,7 +109,7 @@ static int reader_open(vreader *r, vside *s, const nz__xnode *n)
 	r->s = s;
 	r->n = n;
 	if (s->zarr)
-		return nz_array_open(&r->arr, s->store, n->path + 1);
+		return nz__z_array_open(&r->arr, s->h, s->store, n->path + 1);
 	return nz__h5ds_open(&r->ds, s->f, n, 0);
 }
 

@@ -16,12 +16,8 @@ struct keys {
 	size_t n, cap;
 };
 
-static int key_cb(const char *key, void *payload)
+static int keys_add(struct keys *k, const char *key)
 {
-	struct keys *k = payload;
-	size_t len = strlen(key);
-	if (!(len >= 7 && (strcmp(key + len - 7, ".zgroup") == 0 || strcmp(key + len - 7, ".zarray") == 0)))
-		return 0;
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? 2 * k->cap : 64;
 		char **p = nz__realloc(k->v, cap * sizeof *p);
@@ -34,6 +30,22 @@ static int key_cb(const char *key, void *payload)
 		return nz__error_set(NZ_ENOMEM, "out of memory listing the store");
 	k->n++;
 	return 0;
+}
+
+static int key_cb(const char *key, void *payload)
+{
+	size_t len = strlen(key);
+	if (!(len >= 7 && (strcmp(key + len - 7, ".zgroup") == 0 || strcmp(key + len - 7, ".zarray") == 0)))
+		return 0;
+	return keys_add(payload, key);
+}
+
+/* A node of the consolidated metadata, by the key of its document. */
+static int member_cb(const char *path, int is_array, void *payload)
+{
+	char key[4096 + 9];
+	snprintf(key, sizeof key, "%s/%s", path, is_array ? ".zarray" : ".zgroup");
+	return keys_add(payload, key);
 }
 
 static int parse_simple(nz__xtype *t, const char *s)
@@ -205,7 +217,12 @@ int nz__z_add_links(nz__xmodel *m, const char *group, const json_t *list)
 	return 0;
 }
 
-static int add_node(nz__xmodel *m, nz_store *store, const char *key)
+int nz__z_array_open(nz_array **out, nz_hierarchy *h, nz_store *store, const char *path)
+{
+	return h ? nz_hierarchy_array_open(out, h, path) : nz_array_open(out, store, path);
+}
+
+static int add_node(nz__xmodel *m, nz_hierarchy *h, nz_store *store, const char *key)
 {
 	size_t len = strlen(key) - 7;
 	int is_array = strcmp(key + len, ".zarray") == 0, err = 0, d;
@@ -220,7 +237,7 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *key)
 		goto done;
 	}
 	snprintf(n.path, len + 2, "/%s", spath);
-	if ((err = nz_attrs_read(&text, store, spath)) < 0 ||
+	if ((err = h ? nz_hierarchy_attrs_read(&text, h, spath) : nz_attrs_read(&text, store, spath)) < 0 ||
 	    (err = nz__json_parse(&n.attrs, text, strlen(text), key, 0)) < 0)
 		goto done;
 	if (!is_array) {
@@ -232,7 +249,7 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *key)
 			goto done;
 	} else {
 		n.kind = NZ__X_DATASET;
-		if ((err = nz_array_open(&a, store, spath)) < 0)
+		if ((err = nz__z_array_open(&a, h, store, spath)) < 0)
 			goto done;
 		zd = json_object_get(n.attrs, "zarr_dtype");
 		if ((err = nz__z_array_type(&n.type, a, zd, n.path)) < 0)
@@ -274,23 +291,33 @@ int nz__z_unique_paths(nz__xmodel *m)
 	return 0;
 }
 
-int nz__z_walk(nz__xmodel *out, nz_store *store)
+int nz__z_walk(nz__xmodel *out, nz_hierarchy *h, nz_store *store)
 {
 	struct keys k = { 0 };
 	size_t i;
-	int err;
+	int err = 0;
 
 	memset(out, 0, sizeof *out);
 	if ((err = nz_store_zarr_format(store)) < 0)
 		goto done;
 	if (err == 3) {
-		err = nz__z_walk3(out, store);
+		err = nz__z_walk3(out, h, store);
 		goto done;
 	}
-	if ((err = nz_store_list(store, "", key_cb, &k)) < 0)
+	if (h && nz_hierarchy_consolidated(h)) {
+		/* .zmetadata names every node but the root, as readers see them:
+		 * no listing. */
+		if ((err = nz_store_exists(store, ".zgroup")) > 0)
+			err = keys_add(&k, ".zgroup");
+		if (err >= 0)
+			err = nz_hierarchy_members(h, member_cb, &k);
+	} else {
+		err = nz_store_list(store, "", key_cb, &k);
+	}
+	if (err < 0)
 		goto done;
 	for (i = 0; i < k.n && !err; i++)
-		err = add_node(out, store, k.v[i]);
+		err = add_node(out, h, store, k.v[i]);
 	if (!err && !k.n)
 		err = nz__error_set(NZ_EFORMAT, "'%s' holds no Zarr group", nz_store_describe(store));
 	if (!err)

@@ -89,12 +89,12 @@ static int mark_refs(nz__xtype *t, const json_t *dtype, const json_t *ref_fields
 	return 0;
 }
 
-static int array_node(nz__xnode *n, nz_store *store, const char *spath)
+static int array_node(nz__xnode *n, nz_hierarchy *h, nz_store *store, const char *spath)
 {
 	nz_array *a = NULL;
 	int err, d;
 	n->kind = NZ__X_DATASET;
-	if ((err = nz_array_open(&a, store, spath)) < 0 ||
+	if ((err = nz__z_array_open(&a, h, store, spath)) < 0 ||
 	    (err = nz__z_array_type(&n->type, a, NULL, n->path)) < 0 ||
 	    (err = mark_refs(&n->type, json_object_get(n->attrs, "_DTYPE"),
 			     json_object_get(n->attrs, "_REFERENCE_FIELDS"), n->path)) < 0)
@@ -114,7 +114,8 @@ done:
 }
 
 /* One node from its zarr.json document (or the consolidated copy of it). */
-static int add_node(nz__xmodel *m, nz_store *store, const char *spath, const json_t *doc)
+static int add_node(nz__xmodel *m, nz_hierarchy *h, nz_store *store, const char *spath,
+		    const json_t *doc)
 {
 	const char *type = json_string_value(json_object_get(doc, "node_type"));
 	const json_t *attrs = json_object_get(doc, "attributes");
@@ -132,7 +133,7 @@ static int add_node(nz__xmodel *m, nz_store *store, const char *spath, const jso
 	}
 	snprintf(n.path, len + 2, "/%s", spath);
 	if (strcmp(type, "array") == 0) {
-		if ((err = array_node(&n, store, spath)) < 0)
+		if ((err = array_node(&n, h, store, spath)) < 0)
 			goto done;
 	} else {
 		n.kind = NZ__X_GROUP;
@@ -164,6 +165,7 @@ static int read_doc(json_t **out, nz_store *store, const char *key)
 
 struct docs {
 	nz__xmodel *m;
+	nz_hierarchy *h;
 	nz_store *store;
 };
 
@@ -182,29 +184,30 @@ static int key_cb(const char *key, void *payload)
 	if (!(spath = nz__strndup(key, len - 10)))
 		return nz__error_set(NZ_ENOMEM, "out of memory listing the store");
 	if ((err = read_doc(&doc, d->store, key)) == 0)
-		err = add_node(d->m, d->store, spath, doc);
+		err = add_node(d->m, d->h, d->store, spath, doc);
 	json_decref(doc);
 	nz__free(spath);
 	return err;
 }
 
-int nz__z_walk3(nz__xmodel *out, nz_store *store)
+int nz__z_walk3(nz__xmodel *out, nz_hierarchy *h, nz_store *store)
 {
-	struct docs d = { out, store };
+	struct docs d = { out, h, store };
 	json_t *root = NULL, *members;
 	const char *key;
 	json_t *doc;
 	int err;
 
 	memset(out, 0, sizeof *out);
-	if ((err = read_doc(&root, store, "zarr.json")) < 0 || (err = add_node(out, store, "", root)) < 0)
+	if ((err = read_doc(&root, store, "zarr.json")) < 0 || (err = add_node(out, h, store, "", root)) < 0)
 		goto done;
 	/* The consolidated copy spares listing the store (an object store
-	 * lists slowly); verify has checked it against the documents. */
-	members = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
+	 * lists slowly); verify has checked it against the documents, and
+	 * passes no hierarchy when they disagree. */
+	members = h ? json_object_get(json_object_get(root, "consolidated_metadata"), "metadata") : NULL;
 	if (json_is_object(members)) {
 		json_object_foreach(members, key, doc)
-			if ((err = add_node(out, store, key, doc)) < 0)
+			if ((err = add_node(out, h, store, key, doc)) < 0)
 				goto done;
 	} else if ((err = nz_store_list(store, "", key_cb, &d)) < 0) {
 		goto done;

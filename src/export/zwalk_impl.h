@@ -17,6 +17,6 @@ int nz__z_add_links(nz__xmodel *m, const char *group, const json_t *list);
 /** Sort the model; NZ_EFORMAT when two objects share a path. */
 int nz__z_unique_paths(nz__xmodel *m);
 /** The v3 walk behind nz__z_walk. */
-int nz__z_walk3(nz__xmodel *out, nz_store *store);
+int nz__z_walk3(nz__xmodel *out, nz_hierarchy *h, nz_store *store);
 
 #endif

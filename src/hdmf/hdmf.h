@@ -312,7 +312,8 @@ int nz__hdmf_resume_store(nz_store **out, nz_store *inner);
 
 /** Reopen `path` (flags | NZ_STORE_WRITE) to resume a write. When there is
  *  nothing to resume (no `path`, or a directory holding only temporary
- *  files) returns 0 with *out NULL: the caller starts afresh. Otherwise the
+ *  files, which are removed and counted in *temps) returns 0 with *out
+ *  NULL: the caller starts afresh. Otherwise the
  *  store must carry the incomplete marker (a complete one is NZ_EEXISTS,
  *  one without marker NZ_EINCOMPLETE); its temporary files are removed
  *  (*temps counts them) and *out is the comparing store of
@@ -337,5 +338,9 @@ int nz__hdmf_dir_is_fresh(const char *path);
  *  The counts are added to *acc (temp_removed untouched). */
 int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 			   const nz_write_opts *wo, nz_nwb_resume_info *acc);
+
+/** nz__hdmf_write_resumed for n arrays in one write (nz_write_arrays). */
+int nz__hdmf_write_resumed_n(nz_array *const *a, nz_source *const *src, size_t n,
+			     nz_store *store, const nz_write_opts *wo, nz_nwb_resume_info *acc);
 
 #endif

@@ -3,10 +3,8 @@
  * metadata against what is already stored, the removal of a dead writer's
  * temporary files, and an engine sink that keeps chunks already stored
  * whole. */
-#define _XOPEN_SOURCE 700 /* access */
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "engine/write.h"
 #include "hdmf/hdmf.h"
@@ -29,22 +27,38 @@ static int metadata_kind(const char *key)
 	       strcmp(leaf, ".zgroup") == 0 ? 2 : 0;
 }
 
+/* 1 when every attribute both objects hold has the same value in each. */
+static int common_attrs_agree(const json_t *x, const json_t *y)
+{
+	const char *name;
+	json_t *v, *w;
+	if (!json_is_object(x) || !json_is_object(y))
+		return x == NULL || y == NULL || json_equal(x, y);
+	json_object_foreach((json_t *)x, name, v) {
+		if ((w = json_object_get(y, name)) != NULL && !json_equal(v, w))
+			return 0;
+	}
+	return 1;
+}
+
 /* A v3 zarr.json carries the node's attributes (and the root's, everything's
  * consolidated): a write rewrites it as attributes are added, so a stored
  * one may be from before or after the point this put is at. What must agree
- * is the node itself; the attributes are this run's to write. *same = 1 when
- * the two documents describe the same node. */
+ * is the node itself and every attribute both documents hold (a write only
+ * ever adds attributes: one with another value, e.g. another --conversion,
+ * is another request). *same = 1 when they agree. */
 static int same_node(int *same, const void *a, size_t alen, const void *b, size_t blen, const char *key)
 {
 	json_t *x = NULL, *y = NULL;
 	int err;
 	if ((err = nz__json_parse(&x, a, alen, key, 0)) < 0 || (err = nz__json_parse(&y, b, blen, key, 0)) < 0)
 		goto done;
+	*same = common_attrs_agree(json_object_get(x, "attributes"), json_object_get(y, "attributes"));
 	json_object_del(x, "attributes");
 	json_object_del(x, "consolidated_metadata");
 	json_object_del(y, "attributes");
 	json_object_del(y, "consolidated_metadata");
-	*same = json_equal(x, y);
+	*same = *same && json_equal(x, y);
 done:
 	json_decref(x);
 	json_decref(y);
@@ -190,9 +204,18 @@ int nz__hdmf_resume_open(nz_store **out, json_t **marker, uint64_t *temps, const
 	int err, meta;
 	*out = NULL;
 	*marker = NULL;
-	if (nz__hdmf_dir_is_fresh(path) || access(path, F_OK) != 0)
+	/* A writer killed before its marker landed leaves nothing but temporary
+	 * names (the marker's own among them): there is nothing to resume, and
+	 * the fresh write that follows must not inherit those files. */
+	if (nz__hdmf_dir_is_fresh(path))
+		return nz__hdmf_remove_temps(path, temps);
+	/* The store says whether there is anything to resume: a missing root
+	 * is a fresh start, not an error. */
+	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) == NZ_ENOTFOUND) {
+		nz_error_clear();
 		return 0;
-	if ((err = nz_store_open_dir(&in, path, flags | NZ_STORE_WRITE)) < 0)
+	}
+	if (err < 0)
 		return err;
 	if ((err = nz_store_exists(in, NZ_INCOMPLETE_MARKER)) == 0) {
 		meta = nz__hdmf_consolidated(in);
@@ -312,33 +335,64 @@ static void resume_unit_abort(void *ctx, void **state)
 	nz__array_unit_abort(((resume_sink *)ctx)->a, state);
 }
 
+/* Point t at array a through the resume sink r. */
+static int resume_target(nz__target *t, resume_sink *r, nz_array *a, nz_store *store,
+			 const nz_source *src)
+{
+	int err;
+	if ((err = nz__target_from_array(t, a, src)) < 0)
+		return err;
+	r->a = a;
+	r->store = store;
+	atomic_init(&r->kept, 0);
+	atomic_init(&r->repaired, 0);
+	atomic_init(&r->written, 0);
+	nz__target_sink_array(t, a);
+	t->ctx = r;
+	if (t->unit_chunks) {
+		t->put = resume_unit_put;
+		t->unit_begin = resume_unit_begin;
+		t->unit_end = resume_unit_end;
+		t->unit_abort = resume_unit_abort;
+	} else {
+		t->put = resume_put;
+		t->state_free = state_free;
+	}
+	return 0;
+}
+
+int nz__hdmf_write_resumed_n(nz_array *const *a, nz_source *const *src, size_t n,
+			     nz_store *store, const nz_write_opts *wo, nz_nwb_resume_info *acc)
+{
+	nz__target *t = nz__calloc(n ? n : 1, sizeof *t);
+	const nz__target **tp = nz__calloc(n ? n : 1, sizeof *tp);
+	resume_sink *r = nz__calloc(n ? n : 1, sizeof *r);
+	size_t i, ready = 0;
+	int err = 0;
+	if (!t || !tp || !r) {
+		err = nz__error_set(NZ_ENOMEM, "resume: out of memory for %zu arrays", n);
+		goto done;
+	}
+	for (i = 0; i < n; i++, ready++) {
+		if ((err = resume_target(&t[i], &r[i], a[i], store, src[i])) < 0)
+			goto done;
+		tp[i] = &t[i];
+	}
+	err = nz__write_multi(tp, src, n, wo);
+done:
+	for (i = 0; i < ready; i++) {
+		acc->chunks_kept += atomic_load(&r[i].kept);
+		acc->chunks_repaired += atomic_load(&r[i].repaired);
+		acc->chunks_written += atomic_load(&r[i].written);
+	}
+	nz__free(t);
+	nz__free(tp);
+	nz__free(r);
+	return err;
+}
+
 int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 			   const nz_write_opts *wo, nz_nwb_resume_info *acc)
 {
-	nz__target t;
-	resume_sink r;
-	int err;
-	if ((err = nz__target_from_array(&t, a, src)) < 0)
-		return err;
-	r.a = a;
-	r.store = store;
-	atomic_init(&r.kept, 0);
-	atomic_init(&r.repaired, 0);
-	atomic_init(&r.written, 0);
-	nz__target_sink_array(&t, a);
-	t.ctx = &r;
-	if (t.unit_chunks) {
-		t.put = resume_unit_put;
-		t.unit_begin = resume_unit_begin;
-		t.unit_end = resume_unit_end;
-		t.unit_abort = resume_unit_abort;
-	} else {
-		t.put = resume_put;
-		t.state_free = state_free;
-	}
-	err = nz__write(&t, src, wo);
-	acc->chunks_kept += atomic_load(&r.kept);
-	acc->chunks_repaired += atomic_load(&r.repaired);
-	acc->chunks_written += atomic_load(&r.written);
-	return err;
+	return nz__hdmf_write_resumed_n(&a, &src, 1, store, wo, acc);
 }

@@ -371,6 +371,7 @@ void nz_nwb_free(nz_nwb *f)
 	nz__free(f->rows);
 	nz__nwb_cols_free(f);
 	nz__free(f->spec_from);
+	nz__nwb_batch_end(f);
 	nz_store_free(f->store);
 	/* Not closed successfully: an old store set aside comes back. */
 	nz__replace_abort(&f->replace);

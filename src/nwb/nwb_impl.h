@@ -62,8 +62,15 @@ struct nz_nwb {
 	/* recording (record.c): series get an empty timestamps dataset of
 	 * chunks of this many values instead of their rate; 0 = not recording */
 	uint64_t grow_timestamps;
+	uint64_t grow_ts_shards;       /* and shards of this many (v3); 0 = none */
 	int zarr_format;               /* 2 or 3 (nz_nwb_opts.zarr_format) */
 	nz_compressor data_compressor; /* series data's unless a series says otherwise */
+	/* a batch (nz__nwb_batch_begin): series data waiting to be written in
+	 * one write; the arrays are the batch's, the sources the caller's */
+	int batching;
+	nz_array **batch_a;
+	nz_source **batch_src;
+	size_t batch_n, batch_cap;
 };
 
 #define NZ__NWB_ELECTRODES "general/extracellular_ephys/electrodes"
@@ -100,8 +107,23 @@ int nz__nwb_read_file(char **out, size_t *len, const char *path, size_t max);
 int nz__nwb_open_output(nz_nwb *f, const nz_nwb_opts *o, uint64_t *seed);
 
 /** Write a series' data array from `src`: nz_write_array, or when resuming
- *  the engine with a sink that keeps chunks already stored whole. */
-int nz__nwb_write_data(nz_nwb *f, nz_array *a, nz_source *src);
+ *  the engine with a sink that keeps chunks already stored whole. In a
+ *  batch the write waits for nz__nwb_batch_write: the batch takes *a (set
+ *  to NULL) and src must live until then. */
+int nz__nwb_write_data(nz_nwb *f, nz_array **a, nz_source *src);
+
+/** Start a batch: the series data added from now on are written together,
+ *  in one write on f's workers, by nz__nwb_batch_write. Output is what
+ *  writing each at its add gives (the data arrays' files depend on their
+ *  data only). */
+void nz__nwb_batch_begin(nz_nwb *f);
+
+/** Write the batch's data in one write (resuming if f resumes) and end the
+ *  batch. The batch ends, its arrays freed, also on failure. */
+int nz__nwb_batch_write(nz_nwb *f);
+
+/** End a batch without writing (after a failure; nz_nwb_free does it). */
+void nz__nwb_batch_end(nz_nwb *f);
 
 /** The electrodes table, root attributes and cached schema: what
  *  nz_nwb_close writes before finishing (a recording writes them first). */

@@ -31,7 +31,7 @@ int nz_nwb_write_series_part(const char *path, const char *array_path, nz_source
 	if ((err = nz_store_open_dir(&f->store, path,
 				     NZ_STORE_WRITE | (fsync ? NZ_STORE_FSYNC : 0))) < 0 ||
 	    (err = nz_array_open(&a, f->store, array_path)) < 0 ||
-	    (err = nz__nwb_write_data(f, a, src)) < 0)
+	    (err = nz__nwb_write_data(f, &a, src)) < 0)
 		goto done;
 	/* Durable before the caller reports its part done (and another
 	 * process marks the file complete). */

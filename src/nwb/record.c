@@ -10,6 +10,7 @@
 #include "nwb/record_impl.h"
 #include "util/alloc.h"
 #include "util/error.h"
+#include "zarr/resize.h"
 
 /* ---- starting -------------------------------------------------------------- */
 
@@ -25,8 +26,6 @@ static int check_opts(nz_record_opts *o, const nz_record_opts *in)
 		return nz__error_set(NZ_EINVAL, "record: threads must be 0..64, not %d", o->threads);
 	if (o->flush_interval == 0)
 		o->flush_interval = 1.0;
-	if (o->memory_budget == 0)
-		o->memory_budget = (size_t)256 << 20;
 	if (o->threads == 0)
 		o->threads = 2;
 	return 0;
@@ -51,7 +50,8 @@ int nz_record_begin(nz_record **out, nz_nwb *f, const nz_record_opts *opts)
 		return nz__error_set(NZ_ENOMEM, "out of memory starting to record '%s'", f->path);
 	}
 	r->interval = o.flush_interval;
-	r->budget = o.memory_budget;
+	r->budget = o.memory_budget ? o.memory_budget : (size_t)32 << 20;
+	r->auto_budget = o.memory_budget == 0;
 	r->threads = o.threads;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_mutex_init(&r->flush_mu, NULL);
@@ -66,7 +66,7 @@ int nz_record_begin(nz_record **out, nz_nwb *f, const nz_record_opts *opts)
 		goto fail;
 	/* Everything but the series, then a consolidated file that opens. */
 	if ((err = nz__nwb_write_static(f)) < 0 || (err = nz__record_marker(r, f)) < 0 ||
-	    (err = nz_consolidate(f->store)) < 0)
+	    (err = nz__record_consolidate(r, f->store)) < 0)
 		goto fail;
 	f->skip_series_data = 1; /* series data come from appends */
 	r->f = f;
@@ -109,6 +109,17 @@ done:
 	return err;
 }
 
+int nz__record_consolidate(nz_record *r, nz_store *store)
+{
+	json_t *cm = NULL;
+	int err;
+	if ((err = nz_consolidate(store)) < 0 || (err = nz__consolidated_read(&cm, store)) < 0)
+		return err;
+	json_decref(r->cm);
+	r->cm = cm;
+	return 0;
+}
+
 /* ---- series ---------------------------------------------------------------- */
 
 static int check_series(const nz_record *r, const nz_record_series_opts *o)
@@ -134,13 +145,30 @@ static int check_series(const nz_record *r, const nz_record_series_opts *o)
 	return 0;
 }
 
+/* A recording's default shard on Zarr v3: whole inner chunks making about
+ * a second (series.rate frames; 30000 without a rate), as a flush rewrites
+ * the last shard every second; NULL (unsharded) when that is one chunk. */
+static const uint64_t *default_shards(uint64_t *shards, const nz_record_series_opts *o,
+				      const uint64_t *chunks, int ndim)
+{
+	double second = o->series.rate > 0 && o->series.rate < 1e12 ? o->series.rate : 30000.0;
+	uint64_t n = (uint64_t)(second / (double)chunks[0] + 0.999999);
+	if (n <= 1)
+		return NULL;
+	shards[0] = n * chunks[0];
+	if (ndim == 2)
+		shards[1] = chunks[1];
+	return shards;
+}
+
 /* Create the series through series.c with 0 frames; timestamps, when
- * asked for, are chunked as the data's rows are. */
+ * asked for, are chunked and sharded as the data's rows are. */
 static int create_series(nz_record *r, const nz_record_series_opts *o)
 {
 	nz_nwb *f = r->f;
 	nz_source *src = NULL;
-	uint64_t shape[2] = {0, o->channels}, chunks[2];
+	nz_nwb_series_opts so = o->series;
+	uint64_t shape[2] = {0, o->channels}, chunks[2], shards[2];
 	int ndim = o->channels ? 2 : 1, err;
 	static const char dummy = 0; /* a 0-frame source still wants a buffer */
 	if ((err = nz_source_from_memory(&src, &dummy, o->dtype, ndim, shape)) < 0)
@@ -149,10 +177,19 @@ static int create_series(nz_record *r, const nz_record_series_opts *o)
 		memcpy(chunks, o->series.chunks, (size_t)ndim * sizeof *chunks);
 	else
 		nz_nwb_default_chunks(chunks, ndim, shape, nz_source_itemsize(src));
+	if (so.version < 2)
+		so.shards = NULL;
+	so.version = NZ_NWB_SERIES_OPTS_VERSION;
+	so.chunks = chunks;
+	if (f->zarr_format == 3 && !so.shards)
+		so.shards = default_shards(shards, o, chunks, ndim);
+	if (f->zarr_format != 3)
+		so.shards = NULL;
 	f->grow_timestamps = o->timestamps ? chunks[0] : 0;
-	err = o->electrical ? nz_nwb_add_electrical_series(f, &o->series, src)
-			    : nz_nwb_add_timeseries(f, &o->series, src);
-	f->grow_timestamps = 0;
+	f->grow_ts_shards = o->timestamps && so.shards ? so.shards[0] : 0;
+	err = o->electrical ? nz_nwb_add_electrical_series(f, &so, src)
+			    : nz_nwb_add_timeseries(f, &so, src);
+	f->grow_timestamps = f->grow_ts_shards = 0;
 	nz_source_free(src);
 	return err;
 }
@@ -172,15 +209,17 @@ static int open_series(nz_record_series *s, const nz_record_series_opts *o)
 	}
 	s->ndim = nz_array_ndim(s->data);
 	s->channels = s->ndim == 2 ? nz_array_shape(s->data)[1] : 1;
-	s->unit = nz_array_shards(s->data)[0];
+	s->unit = nz_array_chunks(s->data)[0];
 	s->itemsize = nz_array_itemsize(s->data);
-	if (s->ndim == 2 && nz_array_shards(s->data)[1] != s->channels)
-		return nz__error_set(NZ_EUNSUPPORTED, "record series '/%s': chunks (or shards) "
-				     "must span every channel (%llu)", s->path,
-				     (unsigned long long)s->channels);
-	if (s->ts && s->unit % nz_array_shards(s->ts)[0] != 0)
-		return nz__error_set(NZ_EUNSUPPORTED, "record series '/%s': the timestamps' write "
-				     "unit does not divide the data's", s->path);
+	if (s->ndim == 2 && nz_array_chunks(s->data)[1] != s->channels)
+		return nz__error_set(NZ_EUNSUPPORTED, "record series '/%s': chunks must span every "
+				     "channel (%llu)", s->path, (unsigned long long)s->channels);
+	if (s->ts && nz_array_chunks(s->ts)[0] != s->unit)
+		return nz__error_set(NZ_EUNSUPPORTED, "record series '/%s': the timestamps' chunks "
+				     "differ from the data's", s->path);
+	if ((err = nz__grow_new(&s->gdata, s->data)) < 0 ||
+	    (s->ts && (err = nz__grow_new(&s->gts, s->ts)) < 0))
+		return err;
 	if (nz__mul_size(&s->row_bytes, (size_t)s->channels, s->itemsize) < 0 ||
 	    nz__mul_size(&s->unit_bytes, (size_t)s->unit, s->row_bytes) < 0)
 		return nz__error_set(NZ_EINVAL, "record series '/%s': a write unit is too large",
@@ -221,8 +260,14 @@ int nz_record_add_series(nz_record_series **out, nz_record *r, const nz_record_s
 	if ((err = create_series(r, o)) < 0 || (err = open_series(s, o)) < 0)
 		goto done;
 	r->series[r->n_series++] = s;
+	if (r->auto_budget) { /* 32 MiB a series, at most 256 MiB */
+		pthread_mutex_lock(&r->mu);
+		r->budget = (r->n_series < 8 ? r->n_series : 8) * ((size_t)32 << 20);
+		pthread_mutex_unlock(&r->mu);
+	}
 	/* In the marker before it is readable, so a repair finds it. */
-	if ((err = nz__record_marker(r, r->f)) < 0 || (err = nz_consolidate(r->f->store)) < 0) {
+	if ((err = nz__record_marker(r, r->f)) < 0 ||
+	    (err = nz__record_consolidate(r, r->f->store)) < 0) {
 		r->n_series--;
 		goto done;
 	}
@@ -231,6 +276,8 @@ int nz_record_add_series(nz_record_series **out, nz_record *r, const nz_record_s
 done:
 	pthread_mutex_unlock(&r->flush_mu);
 	if (s) {
+		nz__grow_free(s->gdata);
+		nz__grow_free(s->gts);
 		nz_array_free(s->data);
 		nz_array_free(s->ts);
 		pthread_mutex_destroy(&s->mu);
@@ -293,7 +340,7 @@ static int append(nz_record_series *s, const void *frames, const void *const *pl
 		uint64_t row = s->frames % s->unit, take = s->unit - row;
 		if (take > n - done)
 			take = n - done;
-		if (!s->open && (err = nz__record_job_new(&s->open, s, s->frames / s->unit)) < 0)
+		if (!s->open && (err = nz__record_job_new(&s->open, s, s->frames / s->unit, 1)) < 0)
 			break;
 		copy_frames(s, frames, planar, done, take, row);
 		if (ts)
@@ -304,7 +351,14 @@ static int append(nz_record_series *s, const void *frames, const void *const *pl
 		if (s->frames % s->unit == 0) {
 			nz__record_job *j = s->open;
 			s->open = NULL;
-			if ((err = nz__record_push(s, j, 0)) < 0)
+			if ((err = nz__record_push(s, j)) < 0)
+				break;
+			/* Back-pressure without s->mu: a flush may take the
+			 * series meanwhile (its state is whole between chunks). */
+			pthread_mutex_unlock(&s->mu);
+			err = nz__record_wait_budget(s->r);
+			pthread_mutex_lock(&s->mu);
+			if (err < 0)
 				break;
 		}
 	}
@@ -348,6 +402,13 @@ void nz_record_free(nz_record *r)
 			s->head = j->next;
 			nz__record_job_free(j);
 		}
+		while (s->spare) {
+			nz__record_job *j = s->spare;
+			s->spare = j->next;
+			nz__record_job_free(j);
+		}
+		nz__grow_free(s->gdata);
+		nz__grow_free(s->gts);
 		nz_array_free(s->data);
 		nz_array_free(s->ts);
 		pthread_mutex_destroy(&s->mu);
@@ -361,6 +422,7 @@ void nz_record_free(nz_record *r)
 	pthread_mutex_destroy(&r->flush_mu);
 	pthread_cond_destroy(&r->cv);
 	pthread_cond_destroy(&r->stop_cv);
+	json_decref(r->cm);
 	nz_nwb_free(r->f);
 	nz__free(r);
 }

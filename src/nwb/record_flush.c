@@ -18,20 +18,35 @@
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-int nz__record_job_new(nz__record_job **out, const nz_record_series *s, uint64_t unit)
+int nz__record_job_new(nz__record_job **out, nz_record_series *s, uint64_t unit,
+		       int with_data)
 {
-	nz__record_job *j = nz__calloc(1, sizeof *j);
-	const unsigned char *fill = nz_array_fill_value(s->data);
+	nz__record_job *j = NULL;
 	*out = NULL;
-	if (!j || !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1)) ||
-	    (s->ts && !(j->ts = nz__calloc((size_t)s->unit, sizeof *j->ts)))) {
+	if (with_data) { /* a freed job's buffers: no fresh pages to fault in */
+		pthread_mutex_lock(&s->r->mu);
+		if ((j = s->spare)) {
+			s->spare = j->next;
+			s->n_spare--;
+		}
+		pthread_mutex_unlock(&s->r->mu);
+		if (j) {
+			j->next = NULL;
+			j->unit = unit;
+			j->nframes = 0;
+			j->store = 0;
+			*out = j;
+			return 0;
+		}
+	}
+	if (!(j = nz__calloc(1, sizeof *j)) || (with_data && !(j->data = nz__malloc(s->unit_bytes ? s->unit_bytes : 1))) ||
+	    (with_data && s->ts && !(j->ts = nz__malloc((size_t)s->unit * sizeof *j->ts)))) {
 		nz__record_job_free(j);
 		return nz__error_set(NZ_ENOMEM, "out of memory recording '/%s'", s->path);
 	}
-	for (size_t i = 0; i < s->unit_bytes; i += s->itemsize)
-		memcpy(j->data + i, fill, s->itemsize);
 	j->unit = unit;
-	j->bytes = s->unit_bytes + (s->ts ? (size_t)s->unit * sizeof *j->ts : 0);
+	if (with_data)
+		j->bytes = s->unit_bytes + (s->ts ? (size_t)s->unit * sizeof *j->ts : 0);
 	*out = j;
 	return 0;
 }
@@ -71,13 +86,23 @@ void nz__record_fail(nz_record *r)
 	pthread_mutex_unlock(&r->mu);
 }
 
-int nz__record_push(nz_record_series *s, nz__record_job *j, int no_wait)
+int nz__record_wait_budget(nz_record *r)
+{
+	int err = 0;
+	pthread_mutex_lock(&r->mu);
+	while (!r->failed && r->queued > r->budget)
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (r->failed)
+		err = nz__error_restore(&r->error);
+	pthread_mutex_unlock(&r->mu);
+	return err;
+}
+
+int nz__record_push(nz_record_series *s, nz__record_job *j)
 {
 	nz_record *r = s->r;
 	int err = 0, schedule = 0;
 	pthread_mutex_lock(&r->mu);
-	while (!no_wait && !r->failed && r->queued > 0 && r->queued + j->bytes > r->budget)
-		pthread_cond_wait(&r->cv, &r->mu);
 	if (r->failed) {
 		err = nz__error_restore(&r->error);
 		nz__record_job_free(j);
@@ -100,32 +125,13 @@ done:
 	return err;
 }
 
-/* Store frames [unit * s->unit, + nframes) of data and timestamps. A
- * handle of the length that ends there writes the unit, so the zarr layer
- * pads (and a sharded array skips) what lies past it. */
-static int write_job(nz_record_series *s, const nz__record_job *j, nz_scratch *scratch)
+/* Frames [unit * s->unit, + nframes) of data and timestamps: encoded,
+ * and their shards stored when complete or when a flush asks. */
+static int write_job(nz_record_series *s, nz__record_job *j, nz_scratch *scratch)
 {
-	uint64_t end = j->unit * s->unit + j->nframes, shape[2] = {end, s->channels};
-	uint64_t idx[2] = {j->unit, 0};
-	nz_array *a = NULL;
-	int err;
-	if ((err = nz__array_reshaped(&a, s->data, shape)) < 0 ||
-	    (err = nz_array_write_shard(a, scratch, idx, j->data, s->unit_bytes)) < 0)
-		goto done;
-	if (s->ts) {
-		uint64_t tu = nz_array_shards(s->ts)[0];
-		nz_array_free(a);
-		if ((err = nz__array_reshaped(&a, s->ts, &end)) < 0)
-			goto done;
-		for (uint64_t k = 0; k * tu < j->nframes; k++) {
-			uint64_t ti = j->unit * (s->unit / tu) + k;
-			if ((err = nz_array_write_shard(a, scratch, &ti, j->ts + k * tu,
-							(size_t)tu * sizeof *j->ts)) < 0)
-				goto done;
-		}
-	}
-done:
-	nz_array_free(a);
+	int err = nz__grow_put(s->gdata, scratch, j->unit, j->data, j->nframes, j->store);
+	if (err == 0 && s->ts)
+		err = nz__grow_put(s->gts, scratch, j->unit, j->ts, j->nframes, j->store);
 	if (err < 0)
 		nz__error_wrap("recording '/%s'", s->path);
 	return err;
@@ -153,6 +159,12 @@ void nz__record_run(void *arg, int worker)
 	s->done++;
 	again = s->head != NULL;
 	s->scheduled = again;
+	if (j->data && s->n_spare < 1) {
+		j->next = s->spare;
+		s->spare = j;
+		s->n_spare++;
+		j = NULL;
+	}
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	nz__record_job_free(j);
@@ -162,22 +174,29 @@ void nz__record_run(void *arg, int worker)
 
 /* ---- flushing -------------------------------------------------------------- */
 
-/* Step 1 for one series: queue its open unit; *target = jobs to wait for. */
+/* Step 1 for one series: queue a copy of its open chunk (or, at a chunk's
+ * end, nothing but the order to store its shard); *target = jobs to wait
+ * for. */
 static int queue_partial(nz_record_series *s, uint64_t *frames, uint64_t *target)
 {
 	nz__record_job *j = NULL;
+	uint64_t rows;
 	int err = 0;
 	pthread_mutex_lock(&s->mu);
 	*frames = s->frames;
-	if (s->open && s->frames != s->partial_at) {
-		if ((err = nz__record_job_new(&j, s, s->open->unit)) < 0)
+	rows = s->frames % s->unit;
+	if (s->frames != s->partial_at) {
+		if ((err = nz__record_job_new(&j, s, s->frames / s->unit, rows > 0)) < 0)
 			goto done;
-		memcpy(j->data, s->open->data, s->unit_bytes);
-		if (s->ts)
-			memcpy(j->ts, s->open->ts, (size_t)s->unit * sizeof *j->ts);
-		j->nframes = s->open->nframes;
+		if (rows) {
+			memcpy(j->data, s->open->data, (size_t)rows * s->row_bytes);
+			if (s->ts)
+				memcpy(j->ts, s->open->ts, (size_t)rows * sizeof *j->ts);
+		}
+		j->nframes = rows;
+		j->store = 1;
 		/* Not held back by the budget: the flush must make progress. */
-		if ((err = nz__record_push(s, j, 1)) < 0)
+		if ((err = nz__record_push(s, j)) < 0)
 			goto done;
 		s->partial_at = s->frames;
 	}
@@ -189,13 +208,14 @@ done:
 	return err;
 }
 
+/* Step 2 for one series; its entries in r->cm follow, for step 3. */
 static int publish(nz_record_series *s, uint64_t frames)
 {
 	uint64_t shape[2] = {frames, s->channels};
 	int err;
-	if (s->ts && (err = nz__array_resize(NULL, s->ts, &frames)) < 0)
+	if (s->ts && (err = nz__array_resize(NULL, s->ts, &frames, s->r->cm)) < 0)
 		return err;
-	return nz__array_resize(NULL, s->data, shape);
+	return nz__array_resize(NULL, s->data, shape, s->r->cm);
 }
 
 int nz__record_flush_locked(nz_record *r)
@@ -224,8 +244,10 @@ int nz__record_flush_locked(nz_record *r)
 		r->series[i]->published = frames[i];
 		changed = 1;
 	}
+	/* Only the shapes changed since the last full consolidation (begin,
+	 * add_series): r->cm is what nz_consolidate would write, no listing. */
 	if (changed)
-		err = nz_consolidate(r->f->store);
+		err = nz__consolidated_put(r->f->store, r->cm);
 done:
 	if (err < 0) {
 		nz__error_wrap("flushing '%s'", r->f->path);
@@ -249,14 +271,28 @@ int nz_record_flush(nz_record *r)
 
 /* ---- the periodic flusher -------------------------------------------------- */
 
+/* Flushes keep a fixed rate (the next one is due an interval after the
+ * last was due, not after it ended), so a frame waits at most about one
+ * interval plus one flush to be readable; a flush that overran is followed
+ * by the next at once. */
 static void *flusher(void *arg)
 {
 	nz_record *r = arg;
+	double due = nz__now();
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		struct timespec at = nz__deadline((unsigned)(r->interval * 1000.0 + 0.5));
-		if (pthread_cond_timedwait(&r->stop_cv, &r->mu, &at) == 0 || r->stop || r->failed)
-			continue;
+		double t = nz__now();
+		due += r->interval;
+		if (due < t)
+			due = t;
+		/* Woken early only to stop; after a failure, nothing more to do. */
+		while (!r->stop && (r->failed || (t = nz__now()) < due)) {
+			struct timespec at = nz__deadline(r->failed ? 1000u
+						: (unsigned)((due - t) * 1000.0 + 0.5));
+			pthread_cond_timedwait(&r->stop_cv, &r->mu, &at);
+		}
+		if (r->stop)
+			break;
 		pthread_mutex_unlock(&r->mu);
 		/* An error is kept by the flush itself and re-raised by the
 		 * next call on the file. */

@@ -36,10 +36,18 @@ typedef struct plan {
 	size_t n_rows;
 	int spikeglx_probes;      /* SpikeGLX probes selected: names carry the probe when > 1 */
 	double t0;                /* the earliest first_time: starting_time 0 */
+	nz_source **srcs;         /* the series' sources, kept until the batch is written */
+	size_t n_srcs;
 } plan;
+
+/* Series one stream can give: neural, sync, three analog groups, digital. */
+#define SERIES_PER_STREAM 6
 
 static void plan_free(plan *p)
 {
+	for (size_t i = 0; i < p->n_srcs; i++)
+		nz_source_free(p->srcs[i]);
+	nz__free(p->srcs);
 	nz__free(p->st);
 	nz__free(p->probes);
 	nz__free(p->rows);
@@ -86,7 +94,8 @@ static int select_streams(plan *p, const nz_rec *r, const nz_nwb_recording_opts 
 	size_t n = o && o->streams ? o->n_streams : nz_rec_count(r);
 	if (!n)
 		return nz__error_set(NZ_EINVAL, "add_recording: no streams to write");
-	if (!(p->st = nz__calloc(n, sizeof *p->st)))
+	if (!(p->st = nz__calloc(n, sizeof *p->st)) ||
+	    !(p->srcs = nz__calloc(n, SERIES_PER_STREAM * sizeof *p->srcs)))
 		return nz__error_set(NZ_ENOMEM, "out of memory selecting streams");
 	for (size_t i = 0; i < n; i++) {
 		const nz_rec_stream *s = o && o->streams ? nz_rec_find(r, o->streams[i])
@@ -283,7 +292,7 @@ done:
 
 /* One series of the columns of `s` whose kind is `kind` (and, for analog
  * channels, whose group is `group`, NULL = any). */
-static int write_one(nz_nwb *f, const plan *p, const nz_rec_stream *s, int kind,
+static int write_one(nz_nwb *f, plan *p, const nz_rec_stream *s, int kind,
 		     const char *group, const char *name, const nz_nwb_recording_opts *o)
 {
 	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
@@ -333,10 +342,11 @@ static int write_one(nz_nwb *f, const plan *p, const nz_rec_stream *s, int kind,
 	so.electrodes = kind == NZ_REC_NEURAL ? rows : NULL;
 	if ((err = nz_rec_source(&src, s, cols, n)) < 0)
 		goto done;
+	/* The data are written with the other series' (the file's batch). */
+	p->srcs[p->n_srcs++] = src;
 	err = kind == NZ_REC_NEURAL ? nz_nwb_add_electrical_series(f, &so, src)
 				    : nz_nwb_add_timeseries(f, &so, src);
 done:
-	nz_source_free(src);
 	nz__free(cols);
 	nz__free(rows);
 	nz__free(conv);
@@ -428,9 +438,16 @@ int nz_nwb_add_recording(nz_nwb *f, const nz_rec *r, const nz_nwb_recording_opts
 				     "%zu rows", f->n_rows);
 	if ((err = select_streams(&p, r, o)) < 0 || (err = plan_rows(&p)) < 0 ||
 	    (err = write_devices(f, &p, o && o->location ? o->location : "unknown")) < 0 ||
-	    (err = write_rows(f, &p)) < 0 || (err = write_series(f, &p, o)) < 0)
+	    (err = write_rows(f, &p)) < 0)
 		goto done;
+	/* Every stream's series in one parallel write: the small streams'
+	 * tasks share the workers with the big ones' instead of following them. */
+	nz__nwb_batch_begin(f);
+	if ((err = write_series(f, &p, o)) < 0)
+		goto done;
+	err = nz__nwb_batch_write(f);
 done:
+	nz__nwb_batch_end(f);
 	plan_free(&p);
 	if (err < 0)
 		nz__error_wrap("recording");

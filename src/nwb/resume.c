@@ -119,13 +119,60 @@ int nz__nwb_open_output(nz_nwb *f, const nz_nwb_opts *o, uint64_t *seed)
 
 /* ---- series data ------------------------------------------------------------ */
 
-int nz__nwb_write_data(nz_nwb *f, nz_array *a, nz_source *src)
+static int write_now(nz_nwb *f, nz_array *const *a, nz_source *const *src, size_t n)
 {
 	int err;
 	if (!f->resume)
-		return nz_write_array(a, src, &f->wopts);
-	err = nz__hdmf_write_resumed(a, f->store, src, &f->wopts, &f->resumed);
+		return nz_write_arrays(a, src, n, &f->wopts);
+	err = nz__hdmf_write_resumed_n(a, src, n, f->store, &f->wopts, &f->resumed);
 	if (f->resume_info)
 		*f->resume_info = f->resumed;
 	return err;
+}
+
+int nz__nwb_write_data(nz_nwb *f, nz_array **a, nz_source *src)
+{
+	if (!f->batching)
+		return write_now(f, a, &src, 1);
+	if (f->batch_n == f->batch_cap) {
+		size_t cap = f->batch_cap ? 2 * f->batch_cap : 8;
+		nz_array **na = nz__realloc(f->batch_a, cap * sizeof *na);
+		nz_source **ns = na ? nz__realloc(f->batch_src, cap * sizeof *ns) : NULL;
+		if (na)
+			f->batch_a = na;
+		if (!na || !ns)
+			return nz__error_set(NZ_ENOMEM, "out of memory queueing the data of '%s'",
+					     nz_array_path(*a));
+		f->batch_src = ns;
+		f->batch_cap = cap;
+	}
+	f->batch_a[f->batch_n] = *a;
+	f->batch_src[f->batch_n++] = src;
+	*a = NULL;
+	return 0;
+}
+
+void nz__nwb_batch_begin(nz_nwb *f)
+{
+	nz__nwb_batch_end(f);
+	f->batching = 1;
+}
+
+int nz__nwb_batch_write(nz_nwb *f)
+{
+	int err = f->batch_n ? write_now(f, f->batch_a, f->batch_src, f->batch_n) : 0;
+	nz__nwb_batch_end(f);
+	return err;
+}
+
+void nz__nwb_batch_end(nz_nwb *f)
+{
+	for (size_t i = 0; i < f->batch_n; i++)
+		nz_array_free(f->batch_a[i]);
+	nz__free(f->batch_a);
+	nz__free(f->batch_src);
+	f->batch_a = NULL;
+	f->batch_src = NULL;
+	f->batch_n = f->batch_cap = 0;
+	f->batching = 0;
 }

@@ -345,7 +345,7 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 	d.attrs = da;
 	d.dims = strcmp(type, "ElectricalSeries") == 0 ? es_dims : ts_dims;
 	if ((err = nz__hdmf_dset_create(&a, &f->h, path, &d)) < 0 ||
-	    (!f->skip_series_data && (err = nz__nwb_write_data(f, a, src)) < 0))
+	    (!f->skip_series_data && (err = nz__nwb_write_data(f, &a, src)) < 0))
 		goto done;
 
 	if (o->n_timestamps || f->grow_timestamps) {
@@ -361,6 +361,7 @@ static int write_series(nz_nwb *f, const nz_nwb_series_opts *o, nz_source *src,
 			d.ndim = 1;
 			d.shape = &(uint64_t){0};
 			d.chunks = &f->grow_timestamps;
+			d.shards = f->grow_ts_shards ? &f->grow_ts_shards : NULL;
 			d.attrs = ta;
 			err = nz__hdmf_dset_create(NULL, &f->h, path, &d);
 		} else {

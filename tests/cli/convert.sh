@@ -23,9 +23,9 @@ py() { "$NZ_PYTHON" -c "$@"; }
 py "import numpy as np; np.random.default_rng(1).integers(-3000, 3000, (3001, 8), dtype='<i2').tofile('$T/rec.bin')"
 
 # --- help, version ---------------------------------------------------------
-"$NZ_CLI" --version | grep -q '^nwbzarr [0-9]' || fail "--version"
+grep -q '^nwbzarr [0-9]' <<<"$("$NZ_CLI" --version)" || fail "--version"
 for c in "" convert info; do
-	"$NZ_CLI" $c --help | grep -q '^usage: nwbzarr' || fail "$c --help"
+	grep -q '^usage: nwbzarr' <<<"$("$NZ_CLI" $c --help)" || fail "$c --help"
 done
 expect_fail "no command" "no command" -- "$NZ_CLI"
 expect_fail "unknown flag" "--bogus" -- "$NZ_CLI" convert --zarr-format 2 "$T/rec.bin" -o "$T/x" --bogus 1

@@ -57,8 +57,8 @@ usage_error "export bad shards" "--shards needs ROWS,COLS" -- "$NZ_CLI" export "
 [ "$(cat "$T/old.nwb.zarr/marker" 2>/dev/null)" = keep ] && [ "$(ls "$T/old.nwb.zarr")" = marker ] \
 	|| fail "a refused command touched the existing output"
 [ ! -e "$T/new.nwb.zarr" ] || fail "a refused command created an output"
-"$NZ_CLI" convert --help | grep -q -- "--zarr-format 2|3" || fail "convert --help lacks --zarr-format"
-"$NZ_CLI" export --help | grep -q -- "--shards R,C" || fail "export --help lacks --shards"
+grep -q -- "--zarr-format 2|3" <<<"$("$NZ_CLI" convert --help)" || fail "convert --help lacks --zarr-format"
+grep -q -- "--shards R,C" <<<"$("$NZ_CLI" export --help)" || fail "export --help lacks --shards"
 
 [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
 echo "format flags: all checks passed"

@@ -201,6 +201,10 @@ for j in -1 257 5000000000 abc ""; do
 done
 row "export --jobs=-1" 2 "-j" -- "$nz" export in.nwb keep --overwrite --jobs=-1
 row "export unknown compressor" 2 "lzma" -- "$nz" export in.nwb keep --overwrite --compressor lzma
+row "export --clevel alone" 2 "needs --compressor" -- "$nz" export in.nwb keep --overwrite --clevel 3
+row "export zstd --clevel 30" 2 "--clevel 30 is outside zstd's levels 1..22" -- "$nz" export in.nwb keep --overwrite --compressor zstd --clevel 30
+row "export lz4 --clevel" 2 "does not apply to --compressor lz4" -- "$nz" export in.nwb keep --overwrite --compressor lz4 --clevel 1
+row "export --clevel abc" 2 "whole number" -- "$nz" export in.nwb keep --overwrite --compressor zstd --clevel abc
 row "export --chunks bogus" 2 "keep or auto" -- "$nz" export in.nwb keep --overwrite --chunks bogus
 row "export --chunks empty" 2 "non-empty" -- "$nz" export in.nwb keep --overwrite --chunks ""
 row "export unknown flag" 2 "--frobnicate" -- "$nz" export in.nwb keep --frobnicate

@@ -95,6 +95,7 @@ bad; cp b/run_g0_t0.nidq.meta b/other_g0_t0.nidq.meta && cp b/run_g0_t0.nidq.bin
 row "two runs" 1 "several SpikeGLX runs" -- convert b -o new.nwb.zarr
 row "unknown stream" 2 "no stream 'imec9.ap'" -- convert run_g0 -o new.nwb.zarr --streams imec0.ap,imec9.ap
 row "raw flags" 2 "do not apply to a session" -- convert run_g0/run_g0_t0.nidq.meta -o new.nwb.zarr --channels 4
+row "--flush-interval" 2 "--flush-interval is for streams" -- convert run_g0/run_g0_t0.nidq.meta -o new.nwb.zarr --flush-interval 1
 echo '{"devices": [{"name": "d"}]}' >el.json
 row "JSON devices" 2 "come from the recording" -- convert run_g0 -o new.nwb.zarr --meta el.json
 mkdir empty

@@ -106,12 +106,15 @@ with h5py.File(src, "r") as h:
         check(got.dtype == want.dtype.newbyteorder("<") and (got == want).all(), f"filters/{k} values")
 
 # --chunks auto stacks whole HDF5 chunks (128 rows here) along the first
-# dimension; --hdf5-decode reads through libhdf5; the content is the same.
+# dimension; --hdf5-decode reads through libhdf5; the content is the same;
+# --clevel sets the compressor's level.
 auto = os.path.join(TMP, "auto.nwb.zarr")
-r = cli("export", src, auto, "--chunks", "auto", "--hdf5-decode", "--compressor", "zstd", "--stats")
+r = cli("export", src, auto, "--chunks", "auto", "--hdf5-decode", "--compressor", "zstd", "--clevel", "7",
+        "--stats")
 check(r.returncode == 0 and json.loads(r.stdout)["raw_chunks"] == 0, f"auto export: {r.stderr}")
 a = zarr.open_group(auto, mode="r")["grp/alias"]
-check(a.chunks == (1000, 4) and a.compressor.codec_id == "zstd", f"auto chunks {a.chunks}, {a.compressor}")
+check(a.chunks == (1000, 4) and a.compressor.codec_id == "zstd" and a.compressor.level == 7,
+      f"auto chunks {a.chunks}, {a.compressor}")
 r = cli("verify", dst, auto)
 check(r.returncode == 0, f"verify Zarr vs Zarr: {r.stdout} {r.stderr}")
 check(os.stat(os.path.join(tgt, "x", "0")).st_ino == tgt_ino, "a linked store equal to its file is kept")

@@ -226,6 +226,22 @@ int main(void)
 	ASSERT_EQ_INT(seen.n, 0);
 	check_values(za);
 
+	/* v3 shards of two chunks across: each HDF5 chunk is still decoded
+	 * once (a band read in blocks of rows decoded each one per block). */
+	{
+		uint64_t shards[2] = { 8192 * 5, 16 };
+		char zc[1200];
+		snprintf(zc, sizeof zc, "%s", tpath("c.nwb.zarr"));
+		o.zarr_format = 3;
+		o.shards = shards;
+		ASSERT_OK(nz_export_hdf5(h5, zc, &o));
+		ASSERT_EQ_U64(st.raw_chunks, 25 * 2);
+		ASSERT_OK(verify_seen(&seen, h5, zc));
+		ASSERT_EQ_INT(seen.n, 0);
+		o.zarr_format = 2;
+		o.shards = NULL;
+	}
+
 	/* libhdf5 decoding under the lock gives the same store. */
 	o.hdf5_decode = 1;
 	ASSERT_OK(nz_export_hdf5(h5, zb, &o));

@@ -55,7 +55,7 @@ run "$cm.run.log" "$cm/consumer" "$work/cmake.zarr" "$version"
 [ -f "$work/cmake.zarr/x/.zarray" ] || fail "consumer wrote no x/.zarray"
 # With BUILD_SHARED_LIBS=ON the installed libnwbzarr.so must be the one loaded.
 if [ -e "$libdir/libnwbzarr.so" ] && command -v ldd > /dev/null; then
-	ldd "$cm/consumer" | grep -F libnwbzarr | grep -qF "$libdir/" ||
+	grep -F libnwbzarr <<<"$(ldd "$cm/consumer")" | grep -qF "$libdir/" ||
 		fail "consumer does not load $libdir/libnwbzarr.so"
 fi
 # Another version's request must be refused by nwbzarrConfigVersion.cmake.

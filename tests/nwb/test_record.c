@@ -5,9 +5,16 @@
  *   finds the consolidated metadata equal to the documents, every series at
  *   least as long as what was appended before the flush, and every
  *   published frame equal to the input; after close: complete, exact.
+ *   After every flush the consolidated metadata the recorder kept (without
+ *   listing the store) is byte for byte what nz_consolidate writes.
  * - kill -9 of a recording process after a flush and more appends: the
  *   store opens with the flushed frames; nz_record_repair finalises it and
  *   says how many; a second repair finds it complete.
+ * - repair of a recording that stored shards past its last flush: every
+ *   object of every series is then byte for byte that of a recording of
+ *   the flushed frames closed normally (nothing outside the shape).
+ * - the default layout on v3: inner chunks of about 4 MiB in shards of
+ *   about 1 s (timestamps too), overridable; v2 is not sharded.
  * - misuse: wrong timestamps, append after close, repair of a convert.
  * - the allocation-failure sweep over begin/add/append/flush/close. */
 #include <pthread.h>
@@ -177,6 +184,23 @@ static void check_store(const char *path, const uint64_t *min, uint64_t *len, in
 	nz_store_free(st);
 }
 
+/* The recorder's consolidated metadata is what nz_consolidate writes now. */
+static void consolidated_as_full(const char *path)
+{
+	nz_store *st;
+	void *kept, *full;
+	size_t nkept, nfull;
+	ASSERT_OK(nz_store_open_dir(&st, path, NZ_STORE_WRITE));
+	ASSERT_OK(nz_store_get(st, "zarr.json", &kept, &nkept));
+	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz_store_get(st, "zarr.json", &full, &nfull));
+	ASSERT_EQ_U64(nkept, nfull);
+	ASSERT_MEM_EQ(kept, full, nfull);
+	nz_free(kept);
+	nz_free(full);
+	nz_store_free(st);
+}
+
 /* ---- 4 threads, flushes while they append ---------------------------------- */
 
 typedef struct worker {
@@ -254,6 +278,7 @@ static void test_threads(void)
 		}
 		ASSERT_OK(nz_record_flush(r));
 		check_store(path, min, len, 0);
+		consolidated_as_full(path);
 		for (int k = 0; k < NSERIES; k++) {
 			grew += len[k] > last[k] && len[k] < w[k].total;
 			last[k] = len[k];
@@ -336,6 +361,190 @@ static void test_kill(void)
 	for (int k = 0; k < NSERIES; k++)
 		ASSERT_EQ_U64(len[k], flushed[k]);
 	ASSERT_ERR(NZ_EEXISTS, nz_record_repair(&info, path, 0));
+}
+
+/* ---- repair leaves exactly the file ----------------------------------------- */
+
+typedef struct keylist {
+	char **k;
+	size_t n, cap;
+} keylist;
+
+static int add_key(const char *key, void *payload)
+{
+	keylist *l = payload;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		ASSERT((l->k = realloc(l->k, l->cap * sizeof *l->k)) != NULL);
+	}
+	ASSERT((l->k[l->n++] = strdup(key)) != NULL);
+	return 0;
+}
+
+static void keylist_free(keylist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->k[i]);
+	free(l->k);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1 when the objects under `prefix` differ between stores a and b (keys or
+ * bytes). */
+static int objects_differ(nz_store *a, nz_store *b, const char *prefix)
+{
+	keylist la = {0}, lb = {0};
+	int differ = 0;
+	ASSERT_OK(nz_store_list(a, prefix, add_key, &la));
+	ASSERT_OK(nz_store_list(b, prefix, add_key, &lb));
+	ASSERT(la.n > 0);
+	qsort(la.k, la.n, sizeof *la.k, cmp_str);
+	qsort(lb.k, lb.n, sizeof *lb.k, cmp_str);
+	differ = la.n != lb.n;
+	for (size_t i = 0; i < la.n && !differ; i++) {
+		void *va, *vb;
+		size_t na, nb;
+		if ((differ = strcmp(la.k[i], lb.k[i]) != 0))
+			break;
+		ASSERT_OK(nz_store_get(a, la.k[i], &va, &na));
+		ASSERT_OK(nz_store_get(b, lb.k[i], &vb, &nb));
+		differ = na != nb || memcmp(va, vb, na) != 0;
+		nz_free(va);
+		nz_free(vb);
+	}
+	keylist_free(&la);
+	keylist_free(&lb);
+	return differ;
+}
+
+/* Record `flushed` frames per series, then (when `more`) flush, append
+ * `more` frames and free without closing, as a dying writer leaves it. */
+static void record_prefix(const char *path, const uint64_t *flushed, uint64_t more)
+{
+	nz_nwb *f = make_file(path);
+	nz_record *r;
+	nz_record_series *s[NSERIES];
+	nz_record_opts ro = NZ_RECORD_OPTS_INIT;
+	ro.flush_interval = -1;
+	ASSERT(f != NULL);
+	ASSERT_OK(nz_record_begin(&r, f, &ro));
+	for (int k = 0; k < NSERIES; k++) {
+		ASSERT_OK(add(&s[k], r, k));
+		ASSERT_OK(append(s[k], k, 0, flushed[k]));
+	}
+	if (!more) {
+		ASSERT_OK(nz_record_close(r));
+		nz_record_free(r);
+		return;
+	}
+	ASSERT_OK(nz_record_flush(r));
+	for (int k = 0; k < NSERIES; k++)
+		ASSERT_OK(append(s[k], k, flushed[k], more));
+	nz_record_free(r); /* the workers store the full shards queued */
+}
+
+static void test_trim(void)
+{
+	char path[1100], ref[1100], prefix[200];
+	uint64_t flushed[NSERIES], len[NSERIES];
+	nz_store *a, *b;
+	int before = 0;
+	snprintf(path, sizeof path, "%s/trim.nwb.zarr", dir);
+	snprintf(ref, sizeof ref, "%s/trim-ref.nwb.zarr", dir);
+	for (int k = 0; k < NSERIES; k++)
+		flushed[k] = 3000 + (uint64_t)k * 17;
+	/* 1500 more frames complete the shard of frame 3000 (1000 frames
+	 * here): stored past the published length. */
+	record_prefix(path, flushed, 1500);
+	record_prefix(ref, flushed, 0);
+	ASSERT_OK(nz_store_open_dir(&a, path, 0));
+	ASSERT_OK(nz_store_open_dir(&b, ref, 0));
+	for (int k = 0; k < NSERIES; k++) {
+		snprintf(prefix, sizeof prefix, "acquisition/%s/data/", specs[k].name);
+		before += objects_differ(a, b, prefix);
+	}
+	ASSERT(before >= 2); /* the sharded series held more than their shape */
+	ASSERT_OK(nz_record_repair(NULL, path, 0));
+	check_store(path, flushed, len, 1);
+	for (int k = 0; k < NSERIES; k++) {
+		snprintf(prefix, sizeof prefix, "acquisition/%s/data/", specs[k].name);
+		if (objects_differ(a, b, prefix))
+			NZ__FAIL("%s: after repair, the objects differ from a closed recording's", prefix);
+		snprintf(prefix, sizeof prefix, "acquisition/%s/timestamps/", specs[k].name);
+		if (specs[k].timestamps && objects_differ(a, b, prefix))
+			NZ__FAIL("%s: after repair, the objects differ from a closed recording's", prefix);
+	}
+	nz_store_free(a);
+	nz_store_free(b);
+}
+
+/* ---- the default layout ------------------------------------------------------- */
+
+static void expect_layout(nz_store *st, const char *key, uint64_t chunk, uint64_t shard)
+{
+	nz_array *a;
+	ASSERT_OK(nz_array_open(&a, st, key));
+	ASSERT_EQ_U64(nz_array_chunks(a)[0], chunk);
+	ASSERT_EQ_U64(nz_array_shards(a)[0], shard);
+	if (nz_array_ndim(a) == 2) {
+		ASSERT_EQ_U64(nz_array_chunks(a)[1], 384);
+		ASSERT_EQ_U64(nz_array_shards(a)[1], 384);
+	}
+	nz_array_free(a);
+}
+
+static void layout(int zarr_format)
+{
+	char path[1100];
+	nz_nwb_opts o = NZ_NWB_OPTS_INIT;
+	nz_nwb *f;
+	nz_record *r;
+	nz_record_series *s[3];
+	nz_record_opts ro = NZ_RECORD_OPTS_INIT;
+	nz_store *st;
+	uint64_t shards[2] = {3 * 5461, 384};
+	static const char *names[3] = {"ap", "stamped", "set"};
+	snprintf(path, sizeof path, "%s/layout%d.nwb.zarr", dir, zarr_format);
+	o.identifier = "layout";
+	o.session_description = "recording layout";
+	o.session_start_time = "2024-01-02T03:04:05Z";
+	o.zarr_format = zarr_format;
+	ASSERT_OK(nz_nwb_create(&f, path, &o));
+	ro.flush_interval = -1;
+	ASSERT_OK(nz_record_begin(&r, f, &ro));
+	for (int i = 0; i < 3; i++) {
+		nz_record_series_opts so = NZ_RECORD_SERIES_OPTS_INIT;
+		so.series.name = names[i];
+		so.series.rate = 30000.0;
+		so.series.unit = "V";
+		so.series.shards = i == 2 ? shards : NULL;
+		so.electrical = 0;
+		so.dtype = "<i2";
+		so.channels = 384;
+		so.timestamps = i == 1;
+		ASSERT_OK(nz_record_add_series(&s[i], r, &so));
+	}
+	ASSERT_OK(nz_record_close(r));
+	nz_record_free(r);
+	ASSERT_OK(nz_store_open_dir(&st, path, 0));
+	/* 4 MiB of 384 int16 channels: 5461 frames; 6 of them: 1.09 s. */
+	expect_layout(st, "acquisition/ap/data", 5461, zarr_format == 3 ? 6 * 5461 : 5461);
+	expect_layout(st, "acquisition/stamped/data", 5461, zarr_format == 3 ? 6 * 5461 : 5461);
+	expect_layout(st, "acquisition/stamped/timestamps", 5461,
+		      zarr_format == 3 ? 6 * 5461 : 5461);
+	if (zarr_format == 3)
+		expect_layout(st, "acquisition/set/data", 5461, 3 * 5461);
+	nz_store_free(st);
+}
+
+static void test_layout(void)
+{
+	layout(3);
+	layout(2);
 }
 
 /* ---- misuse ------------------------------------------------------------------ */
@@ -444,6 +653,8 @@ int main(void)
 	test_misuse();
 	test_threads();
 	test_kill();
+	test_trim();
+	test_layout();
 	test_oom();
 	nz_test_rm_rf(dir);
 	return 0;

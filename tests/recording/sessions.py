@@ -5,7 +5,10 @@ writes one NWB file, and pynwb 4.2 + hdmf-zarr read it back: series names
 or channel_conversion), the electrodes table (one row per electrode shared
 by AP and LF, groups per shank, rel_x/rel_y from the probe geometry), sync
 and NIDQ TimeSeries, and the data column by column. nwbinspector 0.7.2 on
-every output: no CRITICAL and no BEST_PRACTICE_VIOLATION."""
+every output converted with the flags a user gives for DANDI (USER_FLAGS and
+--location CA1): no CRITICAL and no BEST_PRACTICE_VIOLATION; without
+--location, only check_electrodes_location_allen_ccf, and a note says so."""
+import json
 import os
 import pathlib
 import re
@@ -44,8 +47,9 @@ def meta_value(text, key):
     return m.group(1) if m else None
 
 
-def sglx_case(name, files, probes=1):
-    """files: [(source .meta, name in the run)]; writes <run>/<name>.meta+.bin."""
+def sglx_case(name, files, probes=1, seconds=None):
+    """files: [(source .meta, name in the run)]; writes <run>/<name>.meta+.bin
+    (seconds: of data, instead of frames_for's)."""
     run = tmp / name
     run.mkdir()
     data = {}
@@ -55,18 +59,23 @@ def sglx_case(name, files, probes=1):
         t = text.decode("latin-1")
         cols = int(meta_value(t, "nSavedChans"))
         rate = float(meta_value(t, "imSampRate") or meta_value(t, "niSampRate"))
-        x = pattern(frames_for(rate, cols), cols, i)
+        x = pattern(int(rate * seconds) if seconds else frames_for(rate, cols), cols, i)
         x.tofile(run / dst.replace(".meta", ".bin"))
         data[dst.split(".", 1)[1].rsplit(".meta", 1)[0]] = (x, t, rate)
     return run, data
 
 
-def convert(session, out, extra=()):
-    cmd = [cli, "convert", str(session), "-o", str(out), "-q", "--subject-id", "m1",
-           "--species", "Mus musculus", "--sex", "M", "--age", "P90D", "--experimenter",
-           "Doe, Jane", "--institution", "Test U", "--lab", "ephys", "--location", "CA1", *extra]
+# The flags a user converting for DANDI gives (docs/recordings.md).
+USER_FLAGS = ["--subject-id", "m1", "--species", "Mus musculus", "--sex", "M", "--age", "P90D",
+              "--experimenter", "Doe, Jane", "--institution", "Test U", "--lab", "ephys"]
+
+
+def convert(session, out, extra=(), location=("--location", "CA1"), quiet=True):
+    cmd = [cli, "convert", str(session), "-o", str(out), *(["-q"] if quiet else []), *USER_FLAGS,
+           *location, *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{cmd}: {r.returncode} {r.stderr}"
+    return r
 
 
 def open_nwb(out):
@@ -166,12 +175,48 @@ assert nwb.subject.subject_id == "m1"
 inspect(nwb, out)
 io.close()
 
+# Without --location: 'unknown' (neuroconv's default), a note naming the
+# flag, and for a mouse exactly one nwbinspector finding, the Allen CCF check
+out = tmp / "np1_noloc.nwb.zarr"
+r = convert(run, out, location=(), quiet=False)
+assert "--location" in r.stderr and "Allen CCF" in r.stderr, r.stderr
+io, nwb = open_nwb(out)
+assert set(nwb.electrodes["location"][:]) == {"unknown"}
+bad = {m.check_function_name for m in inspect_nwbfile_object(nwb)
+       if m.importance in (Importance.CRITICAL, Importance.BEST_PRACTICE_VIOLATION)}
+assert bad == {"check_electrodes_location_allen_ccf"}, bad
+io.close()
+
 # --streams: only the AP band; naming a file of the run finds the same run
 out = tmp / "np1_ap.nwb.zarr"
 convert(run / "s_g0_t0.imec0.lf.meta", out, ["--streams", "imec0.ap"])
 io, nwb = open_nwb(out)
 assert set(nwb.acquisition) == {"ElectricalSeriesAP", "TimeSeriesImec0Sync"}, sorted(nwb.acquisition)
 assert nwb.electrodes["channel_name"][0] == "AP0"
+io.close()
+
+# --- one parallel write of every stream: -j 1 and -j 3 give the same bytes
+# (0.25 s: 6 MB, past the engine's 1 MiB inline limit, so threads run) ------
+run, d = sglx_case("np1_jobs", [
+    ("sample3B_g0_t0.imec1.ap.meta", "j_g0_t0.imec0.ap.meta"),
+    ("sample3B_g0_t0.imec1.lf.meta", "j_g0_t0.imec0.lf.meta"),
+    ("sample3B_g0_t0.nidq.meta", "j_g0_t0.nidq.meta")], seconds=0.25)
+outs = []
+for j in (1, 3):
+    outs.append(tmp / f"np1_j{j}.nwb.zarr")
+    r = subprocess.run([cli, "convert", str(run), "-o", str(outs[-1]), "--json", "-j", str(j),
+                        "--seed", "11", "--create-date", "2024-01-01T00:00:00Z"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["jobs"] == j, r.stdout  # one write: all its workers
+files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+assert len(files) > 20 and files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+for f in files:
+    assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+io, nwb = open_nwb(outs[1])
+x, t, rate = d["imec0.ap"]
+check_es(nwb.acquisition["ElectricalSeriesAP"], x, list(range(384)), rate, sglx_vpc(t, "ap", 384),
+         first_times(d)["imec0.ap"])
 io.close()
 
 # --- SpikeGLX: two probes (NP2.0 four-shank + NP1.0 subset) ----------------

@@ -84,7 +84,9 @@ mkfifo afifo
 # ---- the checks -----------------------------------------------------------------
 # Address space capped (4 GiB) where no sanitizer reserves its shadow memory.
 cap=""
-ldd "$NZ_CLI" 2>/dev/null | grep -qE 'lib(a|t)san' || cap="ulimit -v 4194304;"
+# (grep reads a captured string: under pipefail, `ldd | grep -q` fails
+# whenever grep quits before ldd has written everything.)
+grep -qE 'lib(a|t)san' <<<"$(ldd "$NZ_CLI" 2>/dev/null)" || cap="ulimit -v 4194304;"
 cp -r good.zarr prev && cp -r good.zarr prev.orig
 cases=0
 # bad NAME FILE PROBLEM -- command...: exit 1, stderr names FILE and PROBLEM.

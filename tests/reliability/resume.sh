@@ -57,6 +57,18 @@ not_complete "refused resume" c
 conv -o c --resume || fail "resume after refused ones"
 diff -r ref c >/dev/null || fail "resume after refused ones differs"
 
+# --- v3: an attribute with another value (another --conversion) is another
+# request; the node's own documents are rewritten as attributes are added, so
+# this is what catches it ------------------------------------------------------
+conv3() { "$NZ_CLI" convert rec.bin "${ARGS[@]}" --shards 400,16 "$@"; }
+conv3 -o ref3 -j1 || fail "v3 reference write"
+NZ_TEST_STORE_MAX_BYTES=$(( $(find ref3 -type f -printf '%s\n' | awk '{s+=$1} END {print s}') / 2 )) conv3 -o v3 -j1 2>/dev/null
+[ -e v3/.nwbzarr-incomplete ] || fail "v3 full disk left no marker"
+expect_fail "v3 other conversion" "differs" -- "$NZ_CLI" convert rec.bin "${ARGS[@]}" --shards 400,16 -o v3 --resume --conversion 0.5
+not_complete "refused v3 resume" v3
+conv3 -o v3 -j2 --resume 2>/dev/null || fail "v3 resume after the refused one"
+diff -r ref3 v3 >/dev/null || fail "v3 resumed store differs: $(diff -r ref3 v3 | head -3)"
+
 # --- nothing to resume, nothing there, flags that exclude each other --------
 before=$(find ref -type f | sort | xargs md5sum | md5sum)
 expect_fail "complete store" "already complete" -- "$NZ_CLI" convert --zarr-format 2 rec.bin "${ARGS[@]}" -o ref --resume
@@ -122,6 +134,12 @@ expect_fail "export resume + overwrite" "exclude" -- "$NZ_CLI" export x.nwb xa -
 mkdir xe && touch xe/.x.nztmp.1.1
 "$NZ_CLI" export x.nwb xe -j 2 --resume 2>err.txt || fail "export resume into an empty dir: $(cat err.txt)"
 diff -r xref xe >/dev/null || fail "export resumed from an empty dir differs"
+# The same for convert, with the marker's own temporary (a kill inside the
+# marker's put): the fresh store must not keep it.
+mkdir ce && echo junk >"ce/..nwbzarr-incomplete.nztmp.77.0"
+conv -o ce -j2 --resume 2>err.txt || fail "convert resume into a temp-only dir: $(cat err.txt)"
+conv -o cref -j1 2>/dev/null
+diff -r cref ce >/dev/null || fail "convert resumed from a temp-only dir differs: $(diff -r cref ce | head -3)"
 mkdir xf && echo data >xf/notes.txt
 expect_fail "export resume into a foreign dir" "cannot be resumed" -- "$NZ_CLI" export x.nwb xf --resume
 [ -e xf/notes.txt ] || fail "export resume removed a foreign file"

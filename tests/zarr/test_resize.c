@@ -2,7 +2,9 @@
  * created empty grows by writing its last unit through a reshaped handle
  * (partial, then rewritten whole) and publishing the new shape; a fresh
  * open sees the published shape and the data, v3 keeps its attributes, and
- * the handle a resize gives back equals what opening returns. */
+ * the handle a resize gives back equals what opening returns. The
+ * consolidated document kept current by the resizes (no listing) is
+ * stored byte for byte as nz_consolidate then writes it. */
 #include <sys/stat.h>
 
 #include "test.h"
@@ -15,13 +17,33 @@ static void fill(int16_t *v, uint64_t from, uint64_t n, uint64_t ch)
 			v[i * ch + c] = (int16_t)((from + i) * 10 + c);
 }
 
-/* Publish `frames` rows and check what a reader opening now sees. */
-static void publish_and_check(nz_store *st, nz_array *a, uint64_t frames)
+/* The stored consolidated document of `st` (v3 root zarr.json, v2
+ * .zmetadata); the caller frees it. */
+static char *consolidated_bytes(nz_store *st, int fmt, size_t *len)
+{
+	void *v = NULL;
+	ASSERT_OK(nz_store_get(st, fmt == 3 ? "zarr.json" : ".zmetadata", &v, len));
+	return v;
+}
+
+/* Publish `frames` rows and check what a reader opening now sees, and that
+ * the consolidated document `cm` kept current is what consolidating writes. */
+static void publish_and_check(nz_store *st, nz_array *a, uint64_t frames, int fmt, json_t *cm)
 {
 	uint64_t shape[2] = {frames, 4}, start[2] = {0, 0};
 	nz_array *b, *c;
 	int16_t got[64], want[64];
-	ASSERT_OK(nz__array_resize(&b, a, shape));
+	char *kept, *full;
+	size_t nkept, nfull;
+	ASSERT_OK(nz__array_resize(&b, a, shape, cm));
+	ASSERT_OK(nz__consolidated_put(st, cm));
+	kept = consolidated_bytes(st, fmt, &nkept);
+	ASSERT_OK(nz_consolidate(st));
+	full = consolidated_bytes(st, fmt, &nfull);
+	ASSERT_EQ_U64(nkept, nfull);
+	ASSERT_MEM_EQ(kept, full, nfull);
+	nz_free(kept);
+	nz_free(full);
 	ASSERT_EQ_U64(nz_array_shape(b)[0], frames);
 	ASSERT_OK(nz_array_open(&c, st, "g/x"));
 	ASSERT_EQ_U64(nz_array_shape(c)[0], frames);
@@ -44,6 +66,7 @@ static void grow(int fmt, int sharded)
 	uint64_t unit = sharded ? 6 : 3;
 	int16_t buf[24];
 	char *attrs = NULL;
+	json_t *cm = NULL;
 
 	snprintf(path, sizeof path, "%s/resize-v%d%s", tmp ? tmp : "/tmp", fmt,
 		 sharded ? "-sharded" : "");
@@ -57,6 +80,8 @@ static void grow(int fmt, int sharded)
 	o.shards = sharded ? shards : NULL;
 	ASSERT_OK(nz_array_create(&a, st, "g/x", &o));
 	ASSERT_OK(nz_attrs_write(st, "g/x", "{\"unit\": \"volts\"}"));
+	ASSERT_OK(nz_consolidate(st));
+	ASSERT_OK(nz__consolidated_read(&cm, st));
 
 	/* Unit 0 part-way (2 rows), then whole; unit 1 part-way (1 row). */
 	for (int step = 0; step < 3; step++) {
@@ -69,13 +94,14 @@ static void grow(int fmt, int sharded)
 		ASSERT_EQ_U64(nz_array_shape(a)[0], 0); /* the original is untouched */
 		ASSERT_OK(nz_array_write_shard(w, NULL, idx, buf, (size_t)unit * 4 * sizeof *buf));
 		nz_array_free(w);
-		publish_and_check(st, a, frames);
+		publish_and_check(st, a, frames, fmt, cm);
 	}
 	ASSERT_OK(nz_attrs_read(&attrs, st, "g/x"));
 	ASSERT_EQ_STR(attrs, "{\"unit\":\"volts\"}");
 	nz_free(attrs);
 	ASSERT_OK(nz_consolidate(st));
 	ASSERT_OK(nz_metadata_check(st));
+	json_decref(cm);
 	nz_array_free(a);
 	nz_store_free(st);
 	nz_test_rm_rf(path);
