@@ -5,6 +5,8 @@ level 0) and blosc-lz4 (a ZarrDataIO, the same for both); `nwbzarr convert`
 of the same data and codec; export of the gzip NWB HDF5 file through both.
 
 usage: python bench/bench_python.py BUILD_DIR [SECONDS=60] [WORKDIR]
+QUICK=1 in the environment: 5 s of recording (a check, not a measurement);
+ONLY=export (or write, convert): only those variants.
 (with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
 interpreter). Each run is its own process under /usr/bin/time (peak RSS);
 time is to data on disk (the write plus a sync). Prints CSV rows
@@ -127,7 +129,7 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         kind, codec, jobs, raw, out, frames = sys.argv[2:8]
         return one(kind, codec, int(jobs), raw, out, int(frames))
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else (5 if os.environ.get("QUICK") == "1" else 60)
     work = sys.argv[3] if len(sys.argv) > 3 else os.path.join(BUILD, "bench-python")
     os.makedirs(work, exist_ok=True)
     frames = int(seconds * 30000)
@@ -135,14 +137,18 @@ def main():
     if not os.path.exists(raw) or os.path.getsize(raw) != frames * 384 * 2:
         subprocess.run([os.path.join(BUILD, "bench", "gen_ephys"), raw, str(seconds)], check=True,
                        stdout=subprocess.DEVNULL)
-    if not os.path.exists(raw + ".nwb"):
+    if not os.path.exists(raw + ".nwb") or os.path.getmtime(raw + ".nwb") < os.path.getmtime(raw):
         make_h5(raw, frames)
     cli = os.path.join(BUILD, "src", "cli", "nwbzarr")
     out = os.path.join(work, "out.nwb.zarr")
     print("variant,codec,jobs,write_s,process_s,peak_rss_mib", flush=True)
     runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4") for k in ("hdmf_zarr", "nwbzarr", "convert")
             for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
+    only = os.environ.get("ONLY")
+    group = {"hdmf_zarr": "write", "nwbzarr": "write", "convert": "convert"}
     for kind, codec, jobs in runs:
+        if only and group.get(kind, "export") != only:
+            continue
         if kind == "export_hdmf_zarr" and jobs > 1:
             continue  # hdmf-zarr 0.14's NWBZarrIO.export takes no number_of_jobs
         shutil.rmtree(out, ignore_errors=True)

@@ -11,6 +11,7 @@
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/export.h"
 #include "nwbzarr/upgrade.h"
+#include "nwbzarr/h5source.h"
 #include "nwbzarr/record.h"
 
 #endif

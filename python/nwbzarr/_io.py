@@ -12,6 +12,7 @@ bytes. The override points are the two hdmf-zarr helpers that write data,
 """
 
 import json
+import logging
 import math
 import os
 import warnings
@@ -25,7 +26,9 @@ from hdmf_zarr.nwb import NWBZarrIO as _HdmfNWBZarrIO
 
 from . import _nwbzarr
 from ._lib import NWBZarrError, resolve_jobs
-from ._sources import IteratorReader, array_source
+from ._sources import GrowingReader, IteratorReader, array_source
+
+log = logging.getLogger("nwbzarr")
 
 _BUDGET_ARG = {
     "name": "memory_budget",
@@ -123,10 +126,20 @@ class NWBZarrIO(_HdmfNWBZarrIO):
 
     def _nz_fill(self, dset, source):
         """Fill every chunk of the zarr array ``dset`` from ``source``
-        (write_array keywords) with the engine."""
+        (write_array keywords; an HDF5 source carries the h5py one to fall
+        back on when the engine's libhdf5 lacks one of its filters) with
+        the engine."""
         skip = not zarr.config.get("array.write_empty_chunks", False)
-        stats = _nwbzarr.write_array(self._nz_store(), dset.path, jobs=self._nz_jobs,
-                                     buffer_size=self._nz_budget, skip_empty=skip, **source)
+        source = dict(source)
+        fallback = source.pop("fallback", None)
+        kw = {"jobs": self._nz_jobs, "buffer_size": self._nz_budget, "skip_empty": skip}
+        try:
+            stats = _nwbzarr.write_array(self._nz_store(), dset.path, **kw, **source)
+        except NWBZarrError as e:
+            if fallback is None or e.code != _nwbzarr.EUNSUPPORTED:
+                raise
+            log.debug("%s: read through h5py under the GIL: %s", dset.path, e.message)
+            stats = _nwbzarr.write_array(self._nz_store(), dset.path, **kw, **fallback)
         self.engine_stats[dset.path] = stats
         return stats
 
@@ -201,13 +214,63 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         return dest
 
     def __setup_chunked_dataset__(self, parent, name, data, options=None):
-        """A DataChunkIterator of known shape is drained by the engine here;
-        hdmf-zarr's queue then finds it exhausted."""
+        """A DataChunkIterator of known shape is drained by the engine here
+        (a sharded target shard row by shard row); hdmf-zarr's queue then
+        finds it exhausted."""
         dset = super().__setup_chunked_dataset__(parent, name, data, options)
         maxshape = getattr(data, "maxshape", None)
         if (isinstance(data, AbstractDataChunkIterator) and maxshape is not None
-                and tuple(maxshape) == tuple(dset.shape) and self._nz_wants(dset.shape, dset.dtype)
-                and getattr(dset, "shards", None) is None):
+                and tuple(maxshape) == tuple(dset.shape) and self._nz_wants(dset.shape, dset.dtype)):
             self._nz_fill(dset, {"read": IteratorReader(data, dset.shape, dset.dtype), "bands": True,
                                  "rows": True})
+        elif self._nz_grows(data, dset):
+            self._nz_fill_growing(dset, data)
         return dset
+
+    def _nz_grows(self, data, dset):
+        """An iterator of unknown length along dimension 0 only, into an
+        unsharded array of numbers: the engine writes it as it grows."""
+        maxshape = getattr(data, "maxshape", None)
+        return (isinstance(data, AbstractDataChunkIterator) and maxshape is not None and len(maxshape) >= 1
+                and maxshape[0] is None and tuple(maxshape[1:]) == tuple(dset.shape[1:])
+                and None not in maxshape[1:] and getattr(dset, "shards", None) is None
+                and self._nz_wants((1 << 62,) + tuple(dset.shape[1:]), dset.dtype))
+
+    def _nz_fill_growing(self, dset, data):
+        """Pull a band of whole chunk rows (half the memory budget), publish
+        a shape that holds it (zarr-python's resize, as hdmf-zarr's own
+        writes do), write that band's chunk rows only (the engine's part k
+        of k+1 of a plan of one chunk row per task), and so on; the last
+        band's rows past the end read as the fill value, so its edge chunk
+        is the padded one zarr stores, and the final shape is the rows the
+        iterator produced."""
+        width = tuple(dset.shape[1:])
+        row_bytes = math.prod(width) * dset.dtype.itemsize
+        chunk_rows = dset.chunks[0]
+        budget = self._nz_budget or (160 << 20)
+        band = max(1, budget // 2 // max(1, row_bytes * chunk_rows)) * chunk_rows
+        reader = GrowingReader(data, width, dset.dtype, dset.fill_value)
+        total = None
+        k = 0
+        while True:
+            end = (k + 1) * band
+            if reader.pull(end) <= k * band:
+                break
+            dset.resize((end,) + width)
+            st = self._nz_fill(dset, {"read": reader, "bands": True, "rows": True, "part": k, "nparts": k + 1})
+            if total is None:
+                total = dict(st)
+            else:
+                for key in ("bytes", "chunks", "tasks", "elapsed_s"):
+                    total[key] += st[key]
+                total["jobs"] = max(total["jobs"], st["jobs"])
+            reader.drop(end)
+            k += 1
+            if reader.ended:
+                break
+        if total is not None:
+            dset.resize((reader.rows,) + width)
+            # the last band's padding is neither data nor stored chunks
+            total["bytes"] = reader.rows * row_bytes
+            total["chunks"] = math.prod(-(-n // c) for n, c in zip(dset.shape, dset.chunks))
+            self.engine_stats[dset.path] = total

@@ -2,6 +2,7 @@
 for a numpy array, an np.memmap, an h5py or zarr dataset, or an hdmf
 DataChunkIterator (docs/python.md, "Sources")."""
 
+import logging
 import math
 import os
 import threading
@@ -10,6 +11,7 @@ import h5py
 import numpy as np
 import zarr
 
+log = logging.getLogger("nwbzarr")
 
 def _native(dtype):
     return dtype.byteorder in ("=", "<", "|")
@@ -37,6 +39,35 @@ def _memmap_file(data):
     return os.fspath(path), data.offset
 
 
+def _hdf5_file(ds, dtype):
+    """The file the engine can read the h5py dataset ``ds`` from itself (with
+    its own libhdf5, raw chunks decoded on its workers), or None when only
+    h5py can read it; why is said in the debug log."""
+    def no(why):
+        log.debug("%s: read through h5py under the GIL: %s", ds.name, why)
+        return None
+
+    f = ds.file
+    if f.mode != "r":
+        return no(f"{f.filename} is open for writing")
+    if f.driver not in ("sec2", "stdio"):
+        return no(f"{f.filename} is opened with the {f.driver!r} driver")
+    if not os.path.isfile(f.filename):
+        return no(f"{f.filename!r} is not a file on disk")
+    if ds.dtype.kind not in "biuf" or ds.dtype.newbyteorder("<") != np.dtype(dtype).newbyteorder("<"):
+        return no(f"its {ds.dtype} values are written as {dtype}")
+    return os.fspath(f.filename)
+
+
+def h5py_source(ds, dtype):
+    """write_array() keywords reading the h5py dataset ``ds`` through h5py
+    (under the GIL): for what the engine's HDF5 source cannot read."""
+    def read_h5(start, count, out):
+        dest = np.frombuffer(out, dtype=dtype).reshape(count)
+        ds.read_direct(dest, source_sel=tuple(slice(s, s + c) for s, c in zip(start, count)))
+    return {"read": read_h5}
+
+
 def array_source(data, dtype):
     """write_array() keywords reading the array-like ``data`` as ``dtype``,
     or None when only hdmf-zarr can write it."""
@@ -51,10 +82,10 @@ def array_source(data, dtype):
         # a cast or a gather: hdmf-zarr's np.array(data, dtype) copies too
         return {"buffer": np.ascontiguousarray(data, dtype=dtype), "rows": True}
     if isinstance(data, h5py.Dataset):
-        def read_h5(start, count, out):
-            dest = np.frombuffer(out, dtype=dtype).reshape(count)
-            data.read_direct(dest, source_sel=tuple(slice(s, s + c) for s, c in zip(start, count)))
-        return {"read": read_h5}
+        file = _hdf5_file(data, dtype)
+        if file is not None:
+            return {"hdf5": (file, data.name), "fallback": h5py_source(data, dtype)}
+        return h5py_source(data, dtype)
     if isinstance(data, zarr.Array):
         def read_zarr(start, count, out):
             dest = np.frombuffer(out, dtype=dtype).reshape(count)
@@ -146,3 +177,63 @@ class IteratorReader:
         if got != need:
             raise ValueError(f"{type(self._it).__name__} produced overlapping DataChunks "
                              f"in rows {lo[0]}..{hi[0]}")
+
+
+class GrowingReader:
+    """An iterator of unknown length along dimension 0 (DataChunkIterator
+    with maxshape None), read band by band: ``pull(end)`` takes DataChunks
+    on the calling thread until rows [0, end) are all known or the iterator
+    ends; the engine's workers then read the band from what was pulled
+    (``__call__``, rows past the end read as the fill value, so the last
+    chunk row is the padded edge chunk zarr stores); ``drop(end)`` forgets
+    what lies wholly before ``end``. What is held is one band plus the
+    iterator's buffer that straddles it."""
+
+    def __init__(self, iterator, width, dtype, fill):
+        self._it = iterator
+        self._width = tuple(width)
+        self._dtype = dtype
+        self._fill = fill
+        self._pending = []  # (row_lo, row_hi, values of rows row_lo..row_hi)
+        self.rows = 0       # rows known so far
+        self.ended = False
+
+    def pull(self, end):
+        while not self.ended and self.rows < end:
+            chunk = next(self._it, None)
+            if chunk is None or chunk.data is None:
+                self.ended = True
+                break
+            values = np.asarray(chunk.data)
+            box = _box(chunk.selection, (max(self.rows, _stop0(chunk.selection)),) + self._width,
+                       values.shape)
+            if box is None or box[0][0] != self.rows or any(b != (0, w) for b, w in zip(box[1:], self._width)):
+                raise ValueError(f"{type(self._it).__name__} produced a DataChunk whose selection "
+                                 f"{chunk.selection!r} is not whole rows following row {self.rows}")
+            self._pending.append((box[0][0], box[0][1], values.reshape((box[0][1] - box[0][0],) + self._width)))
+            self.rows = box[0][1]
+        return self.rows
+
+    def drop(self, end):
+        self._pending = [p for p in self._pending if p[1] > end]
+
+    def __call__(self, start, count, out):
+        dest = np.frombuffer(out, dtype=self._dtype).reshape(count)
+        lo, hi = start[0], start[0] + count[0]
+        cols = tuple(slice(s, s + c) for s, c in zip(start[1:], count[1:]))
+        if hi > self.rows:
+            dest[max(self.rows, lo) - lo:] = self._fill
+        for a, b, values in self._pending:
+            a2, b2 = max(a, lo), min(b, hi)
+            if a2 < b2:
+                dest[a2 - lo:b2 - lo] = values[(slice(a2 - a, b2 - a),) + cols]
+
+
+def _stop0(selection):
+    """The end along dimension 0 of a DataChunk's selection (for its box)."""
+    s = selection[0] if isinstance(selection, tuple) else selection
+    if isinstance(s, slice) and s.stop is not None:
+        return s.stop
+    if isinstance(s, (int, np.integer)):
+        return int(s) + 1
+    return 0

@@ -47,29 +47,63 @@ static PyObject *finish_error(PyObject *user_exc, call_state *cs, int err)
 	return nz_py_raise(err);
 }
 
-static PyObject *write_stats(const nz_write_stats *st)
+/* The engine's stats; for an HDF5 source `h5` also how its chunks were read. */
+static PyObject *write_stats(const nz_write_stats *st, const nz_source *h5)
 {
-	return Py_BuildValue("{s:K,s:K,s:K,s:i,s:d}", "bytes", (unsigned long long)st->bytes, "chunks",
-			     (unsigned long long)st->chunks, "tasks", (unsigned long long)st->tasks, "jobs",
-			     st->jobs, "elapsed_s", st->elapsed_s);
+	nz_hdf5_source_stats hs;
+	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:i,s:d}", "bytes", (unsigned long long)st->bytes, "chunks",
+				    (unsigned long long)st->chunks, "tasks", (unsigned long long)st->tasks,
+				    "jobs", st->jobs, "elapsed_s", st->elapsed_s);
+
+	if (d && h5 && nz_source_hdf5_stats(h5, &hs) == 0) {
+		PyObject *h = Py_BuildValue("{s:O,s:K,s:K}", "raw_path", hs.raw_path ? Py_True : Py_False,
+					    "raw_chunks", (unsigned long long)hs.raw_chunks, "hdf5_reads",
+					    (unsigned long long)hs.hdf5_reads);
+		if (!h || PyDict_SetItemString(d, "hdf5", h) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(h);
+	}
+	return d;
+}
+
+/* An HDF5 dataset read by the engine itself: hdf5=(file, dataset). Its
+ * dtype and shape must be the array's (the engine checks them). */
+static int open_hdf5(nz_pysource *ps, PyObject *hdf5)
+{
+	const char *file, *dataset;
+	int err;
+
+	if (!PyArg_ParseTuple(hdf5, "ss;hdf5= is (file, dataset)", &file, &dataset))
+		return -1;
+	Py_BEGIN_ALLOW_THREADS
+	err = nz_source_open_hdf5(&ps->src, file, dataset, NULL);
+	Py_END_ALLOW_THREADS
+	if (err < 0) {
+		nz_py_raise(err);
+		return -1;
+	}
+	return 0;
 }
 
 /* Make the source that `kind` names for `a` (GIL held). */
-static int open_source(nz_pysource *ps, nz_array *a, PyObject *buffer, PyObject *raw, PyObject *read)
+static int open_source(nz_pysource *ps, nz_array *a, PyObject *buffer, PyObject *raw, PyObject *read,
+		       PyObject *hdf5)
 {
 	int ndim = nz_array_ndim(a), err;
 	const uint64_t *shape = nz_array_shape(a);
 	const char *dtype = nz_array_dtype(a);
 
 	memset(ps, 0, sizeof *ps);
-	if ((buffer != Py_None) + (raw != Py_None) + (read != Py_None) != 1) {
-		PyErr_SetString(PyExc_TypeError, "write_array needs exactly one of buffer=, raw=, read=");
+	if ((buffer != Py_None) + (raw != Py_None) + (read != Py_None) + (hdf5 != Py_None) != 1) {
+		PyErr_SetString(PyExc_TypeError, "write_array needs exactly one of buffer=, raw=, read=, hdf5=");
 		return -1;
 	}
 	if (buffer != Py_None)
 		return nz_pysource_buffer(ps, buffer, dtype, ndim, shape);
 	if (read != Py_None)
 		return nz_pysource_callable(ps, read, dtype, ndim, shape);
+	if (hdf5 != Py_None)
+		return open_hdf5(ps, hdf5);
 	{
 		nz_raw_opts ro = NZ_RAW_OPTS_INIT;
 		const char *path;
@@ -93,12 +127,14 @@ static int open_source(nz_pysource *ps, nz_array *a, PyObject *buffer, PyObject 
 
 static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *names[] = { "store", "path", "buffer", "raw", "read", "rows", "bands", "jobs",
-				 "buffer_size", "skip_empty", NULL };
+	static char *names[] = { "store", "path", "buffer", "raw", "read", "hdf5", "rows", "bands", "jobs",
+				 "buffer_size", "skip_empty", "part", "nparts", NULL };
 	const char *store_path, *path;
-	PyObject *buffer = Py_None, *raw = Py_None, *read = Py_None, *ret = NULL, *user_exc = NULL;
+	PyObject *buffer = Py_None, *raw = Py_None, *read = Py_None, *hdf5 = Py_None, *ret = NULL;
+	PyObject *user_exc = NULL;
 	int rows = 0, bands = 0, jobs = 1, skip_empty = 1, err = 0;
 	Py_ssize_t buffer_size = 0;
+	unsigned long long part = 0, nparts = 0;
 	nz_store *store = NULL;
 	nz_array *a = NULL;
 	nz_pysource ps = { 0 };
@@ -108,8 +144,9 @@ static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 	call_state cs = { NULL };
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$OOOppinp", names, &store_path, &path, &buffer, &raw,
-					 &read, &rows, &bands, &jobs, &buffer_size, &skip_empty))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$OOOOppinpKK", names, &store_path, &path, &buffer,
+					 &raw, &read, &hdf5, &rows, &bands, &jobs, &buffer_size, &skip_empty, &part,
+					 &nparts))
 		return NULL;
 	if (buffer_size < 0) {
 		PyErr_SetString(PyExc_ValueError, "buffer_size must be >= 0");
@@ -122,7 +159,7 @@ static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 	if (err < 0)
 		goto done;
 	nz_array_set_skip_empty(a, skip_empty);
-	if (open_source(&ps, a, buffer, raw, read) < 0)
+	if (open_source(&ps, a, buffer, raw, read, hdf5) < 0)
 		goto done;
 	if (rows && (err = nz_source_set_flags(ps.src, NZ_SOURCE_ROWS)) < 0)
 		goto done;
@@ -135,6 +172,8 @@ static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 	}
 	wo.jobs = jobs;
 	wo.buffer_size = (size_t)buffer_size;
+	wo.part = part;
+	wo.nparts = nparts;
 	wo.progress = check_signals;
 	wo.progress_ctx = &cs;
 	wo.stats = &st;
@@ -143,7 +182,7 @@ static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 	Py_END_ALLOW_THREADS
 	user_exc = nz_pysource_take_exception(&ps);
 	if (err == 0 && !user_exc && !cs.exc)
-		ret = write_stats(&st);
+		ret = write_stats(&st, hdf5 != Py_None ? ps.src : NULL);
 done:
 	if (!ret && !PyErr_Occurred())
 		finish_error(user_exc, &cs, err);
@@ -297,9 +336,10 @@ static PyObject *py_ncores(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
 	{ "write_array", (PyCFunction)(void (*)(void))py_write_array, METH_VARARGS | METH_KEYWORDS,
-	  "write_array(store, path, *, buffer=None, raw=None, read=None, rows=False, bands=False, jobs=1,\n"
-	  "            buffer_size=0, skip_empty=True) -> stats dict\n"
-	  "Fill every chunk of the existing array `path` of the directory store `store` from one source." },
+	  "write_array(store, path, *, buffer=None, raw=None, read=None, hdf5=None, rows=False, bands=False,\n"
+	  "            jobs=1, buffer_size=0, skip_empty=True, part=0, nparts=0) -> stats dict\n"
+	  "Fill every chunk (or part `part` of `nparts` of the tasks) of the existing array `path` of the\n"
+	  "directory store `store` from one source." },
 	{ "export_hdf5", (PyCFunction)(void (*)(void))py_export_hdf5, METH_VARARGS | METH_KEYWORDS,
 	  "export_hdf5(src, dst, *, jobs=0, overwrite=False, compressor=None, buffer_size=0, auto_chunks=False)" },
 	{ "verify", (PyCFunction)(void (*)(void))py_verify, METH_VARARGS | METH_KEYWORDS,

@@ -196,6 +196,11 @@ const char *nz__source_describe(const nz_source *src)
 	       : src->kind == SOURCE_MEMORY ? "memory" : "callback";
 }
 
+void *nz__source_callback_ctx(const nz_source *src, const nz_source_ops *ops)
+{
+	return src && src->kind == SOURCE_CALLBACK && src->ops.read == ops->read ? src->ctx : NULL;
+}
+
 /* Read exactly len bytes at pos, retrying short reads and EINTR. */
 static int pread_full(const nz_source *s, void *buf, size_t len, uint64_t pos)
 {

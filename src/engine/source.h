@@ -17,4 +17,8 @@ int nz__source_prefers_rows(const nz_source *src);
 /** Where the source comes from, for messages (a path, "memory", "callback"). */
 const char *nz__source_describe(const nz_source *src);
 
+/** The ctx of a callback source built with ops->read, else NULL: lets the
+ *  layer that built a source recognise it again (nz_source_hdf5_stats). */
+void *nz__source_callback_ctx(const nz_source *src, const nz_source_ops *ops);
+
 #endif

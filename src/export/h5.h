@@ -44,6 +44,12 @@ void nz__h5_close(nz__h5file *f);
  *  cannot represent (region references, array/vlen-sequence/opaque types). */
 int nz__h5_walk(nz__xmodel *out, nz__h5file *f);
 
+/** The dataset at absolute `path` of `f` as a node (kind, shape, chunks,
+ *  type; no attributes), links followed. NZ_ENOTFOUND / NZ_EINVAL (not a
+ *  dataset) / NZ_EUNSUPPORTED (a type the model lacks) naming the dataset
+ *  and the file. The caller clears *out (nz__xnode_clear). */
+int nz__h5_dataset_node(nz__xnode *out, nz__h5file *f, const char *path);
+
 /* ---- type conversion (h5type.c), lock held ---- */
 
 /** How to read an HDF5 type and turn it into the normalised form. */

@@ -188,6 +188,28 @@ done:
 	return err;
 }
 
+/* A dataset's kind, shape, chunks and normalised type (node->path set). */
+NZ__H5_HELD static int dataset_node(nz__xnode *node, hid_t obj)
+{
+	hid_t ft;
+	nz__h5conv c;
+	char what[1024];
+	int err;
+
+	node->kind = NZ__X_DATASET;
+	snprintf(what, sizeof what, "'%s'", node->path);
+	if ((err = dataset_shape(node, obj)) < 0)
+		return err;
+	if ((ft = H5Dget_type(obj)) < 0)
+		return nz__h5_error(NZ_EFORMAT, "%s: unreadable datatype", what);
+	err = nz__h5conv_init(&c, ft, what);
+	H5Tclose(ft);
+	if (!err)
+		err = nz__xtype_copy(&node->type, &c.type);
+	nz__h5conv_clear(&c);
+	return err;
+}
+
 NZ__H5_HELD static int visit(struct walk *w, hid_t loc, const char *name, char *path);
 
 NZ__H5_HELD static herr_t link_cb(hid_t g, const char *name, const H5L_info_t *info, void *payload)
@@ -307,19 +329,7 @@ NZ__H5_HELD static int visit(struct walk *w, hid_t loc, const char *name, char *
 	if (oi.type == H5O_TYPE_GROUP) {
 		node.kind = NZ__X_GROUP;
 	} else if (oi.type == H5O_TYPE_DATASET) {
-		hid_t ft = H5Dget_type(obj);
-		nz__h5conv c;
-		char what[1024];
-		node.kind = NZ__X_DATASET;
-		snprintf(what, sizeof what, "'%s'", path);
-		if ((err = dataset_shape(&node, obj)) < 0)
-			goto done;
-		err = nz__h5conv_init(&c, ft, what);
-		H5Tclose(ft);
-		if (!err)
-			err = nz__xtype_copy(&node.type, &c.type);
-		nz__h5conv_clear(&c);
-		if (err < 0)
+		if ((err = dataset_node(&node, obj)) < 0)
 			goto done;
 	} else {
 		err = nz__error_set(NZ_EUNSUPPORTED, "'%s': committed datatypes cannot be exported", path);
@@ -380,4 +390,36 @@ int nz__h5_walk(nz__xmodel *out, nz__h5file *f)
 		return err;
 	}
 	return 0;
+}
+
+int nz__h5_dataset_node(nz__xnode *out, nz__h5file *f, const char *path)
+{
+	H5O_info_t oi;
+	hid_t obj = -1;
+	int err = 0;
+
+	memset(out, 0, sizeof *out);
+	if (!(out->path = nz__strdup(path)) || !(out->attrs = json_object())) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory opening '%s' in '%s'", path, f->path);
+		goto done;
+	}
+	nz__h5_lock();
+	/* H5Oget_info_by_name follows soft and external links, as h5py does. */
+	if (path[0] != '/' || H5Oget_info_by_name2(f->fid, path, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+		H5Eclear2(H5E_DEFAULT);
+		err = nz__error_set(NZ_ENOTFOUND, "'%s': no such object in '%s'%s", path, f->path,
+				    path[0] == '/' ? "" : " (the path must be absolute)");
+	} else if (oi.type != H5O_TYPE_DATASET) {
+		err = nz__error_set(NZ_EINVAL, "'%s' in '%s' is not a dataset", path, f->path);
+	} else if ((obj = H5Oopen(f->fid, path, H5P_DEFAULT)) < 0) {
+		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot open dataset in '%s'", path, f->path);
+	} else {
+		err = dataset_node(out, obj);
+		H5Oclose(obj);
+	}
+	nz__h5_unlock();
+done:
+	if (err < 0)
+		nz__xnode_clear(out);
+	return err;
 }

@@ -153,27 +153,104 @@ check(_sources.array_source(mmo, mmo.dtype)["raw"][1] == 100, "a memmap with a h
 by_engine(write(nwbzarr.NWBZarrIO, tmp("mmo.nwb.zarr"), mmo, number_of_jobs=2), "memmap with header")
 check(np.array_equal(read_back(tmp("mmo.nwb.zarr"))[0], data), "memmap after a 100-byte header: equal")
 
-# -- h5py datasets: export from NWB HDF5, in parallel --------------------------
+# -- h5py datasets: export from NWB HDF5, read by the engine's HDF5 source -------
 from hdmf.backends.hdf5 import H5DataIO
 
-for label, h5opts in (("plain", {}), ("gzip", {"compression": "gzip"})):
-    h5 = tmp(f"src_{label}.nwb")
+H5_CHUNKS = 15  # HDF5 chunks of 8192 x 64 in the 120000 x 64 series
+
+
+def export(src_path, out, cls=nwbzarr.NWBZarrIO, **kw):
+    with NWBHDF5IO(src_path, "r") as src, cls(tmp(out), mode="w") as io:
+        io.export(src_io=src, write_args={"link_data": False}, **kw)
+    return io
+
+
+def h5_written(h5opts, name):
+    h5 = tmp(name)
     with NWBHDF5IO(h5, "w") as io:
         io.write(nwbfile(H5DataIO(data, chunks=(8192, 64), **h5opts)))
-    for cls, out, kw in ((hdmf_zarr.NWBZarrIO, f"exp_hdmf_{label}.nwb.zarr", {}),
-                         (nwbzarr.NWBZarrIO, f"exp_nz_{label}.nwb.zarr", {"number_of_jobs": 2})):
-        with NWBHDF5IO(h5, "r") as src, cls(tmp(out), mode="w") as io:
-            io.export(src_io=src, write_args={"link_data": False}, **kw)
+    return h5
+
+
+for label, h5opts in (("plain", {}), ("gzip", {"compression": "gzip"})):
+    h5 = h5_written(h5opts, f"src_{label}.nwb")
+    export(h5, f"exp_hdmf_{label}.nwb.zarr", hdmf_zarr.NWBZarrIO)
+    io = export(h5, f"exp_nz_{label}.nwb.zarr", number_of_jobs=2)
     what = f"export from {label} HDF5"
     by_engine(io.engine_stats, what)  # gzip: hdmf-zarr's numcodecs.zlib
+    h5st = io.engine_stats["acquisition/ts/data"].get("hdf5", {})
+    check(h5st.get("raw_path") and h5st.get("raw_chunks") == H5_CHUNKS and h5st.get("hdf5_reads") == 0,
+          f"{what}: the engine read every HDF5 chunk raw itself, each once, none through h5py ({h5st})")
     check(nwbzarr.verify(h5, tmp(f"exp_nz_{label}.nwb.zarr")) == [],
           f"{what}: nwbzarr.verify finds the export equal to its source")
     check(np.array_equal(read_back(tmp(f"exp_nz_{label}.nwb.zarr"))[0], data), f"{what}, 2 jobs: equal")
     same_layout(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), what)
     same_values(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), "acquisition/ts/data", what)
+# 1, 2 and 3 jobs from the gzip file
+for jobs in (1, 3):
+    by_engine(export(h5, f"exp_j{jobs}.nwb.zarr", number_of_jobs=jobs).engine_stats, f"export, {jobs} jobs",
+              jobs=jobs)
+e1, e2, e3 = (chunk_files(tmp(n), "acquisition/ts/data")
+              for n in ("exp_j1.nwb.zarr", "exp_nz_gzip.nwb.zarr", "exp_j3.nwb.zarr"))
+check(e1 == e2 == e3 and len(e1) == H5_CHUNKS, "export: chunks byte-identical for 1, 2 and 3 jobs")
+same_layout(tmp("exp_j1.nwb.zarr"), tmp("exp_j3.nwb.zarr"), "export, 1 and 3 jobs")
+
+# When the engine cannot read the file itself, h5py reads it (logged).
 with h5py.File(h5, "r") as f:
+    check("hdf5" in _sources.array_source(f["acquisition/ts/data"], np.dtype("<i2")),
+          "an h5py dataset of a file open read-only goes to the engine's HDF5 source")
+    check("read" in _sources.array_source(f["acquisition/ts/data"], np.dtype("<i4")),
+          "an h5py dataset written as another dtype is read through h5py")
+with h5py.File(h5, "r+") as f:
     check("read" in _sources.array_source(f["acquisition/ts/data"], np.dtype("<i2")),
-          "an h5py dataset is read through h5py")
+          "a file open for writing is read through h5py")
+with h5py.File(h5, "r", driver="core") as f:
+    check("read" in _sources.array_source(f["acquisition/ts/data"], np.dtype("<i2")),
+          "a file held in memory (driver 'core') is read through h5py")
+import logging
+
+
+class Logged(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+logged = Logged()
+logging.getLogger("nwbzarr").addHandler(logged)
+logging.getLogger("nwbzarr").setLevel(logging.DEBUG)
+lzf = h5_written({"compression": "lzf"}, "src_lzf.nwb")  # h5py's own filter: not in nwbzarr's libhdf5
+io = export(lzf, "exp_lzf.nwb.zarr", number_of_jobs=2)
+by_engine(io.engine_stats, "export from lzf HDF5")
+why = [m for m in logged.lines if "read through h5py" in m]
+check("hdf5" not in io.engine_stats["acquisition/ts/data"] and why and "filter 32000" in why[0],
+      f"lzf: h5py reads the chunks, the engine writes them, the debug log says why ({why})")
+check(np.array_equal(read_back(tmp("exp_lzf.nwb.zarr"))[0], data), "export from lzf HDF5: equal")
+logging.getLogger("nwbzarr").removeHandler(logged)
+
+# A corrupt gzip chunk: an NWBZarrError naming the file and the dataset, the
+# output left marked incomplete.
+bad = tmp("corrupt.nwb")
+shutil.copy(tmp("src_gzip.nwb"), bad)
+with h5py.File(bad, "r") as f:
+    info = f["acquisition/ts/data"].id.get_chunk_info(7)
+with open(bad, "r+b") as f:
+    f.seek(info.byte_offset + info.size // 2)
+    f.write(b"\xa5" * 64)
+try:
+    export(bad, "exp_bad.nwb.zarr", number_of_jobs=2)
+    check(False, "a corrupt gzip chunk fails the export")
+except nwbzarr.NWBZarrError as e:
+    check(bad in e.message and "/acquisition/ts/data" in e.message
+          and e.code in (nwbzarr._nwbzarr.ECODEC, nwbzarr._nwbzarr.EFORMAT),
+          f"a corrupt gzip chunk raises NWBZarrError naming the file and the dataset ({e.message})")
+check(os.path.exists(tmp("exp_bad.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)),
+      "an export failed on a corrupt chunk stays marked incomplete")
+check(json.load(open(tmp("exp_bad.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
+      "an export failed on a corrupt chunk is not consolidated")
 
 # hdmf cannot take a bare zarr array as data (it iterates it); a zarr array
 # is copied when a Zarr file is exported with link_data=False.
@@ -224,6 +301,47 @@ for name, make in (("DataChunkIterator", lambda: DataChunkIterator((row for row 
     check(np.array_equal(read_back(tmp(f"it_nz_{name}.nwb.zarr"))[0], data), f"{name}, 2 jobs: equal")
     same_layout(tmp(f"it_hdmf_{name}.nwb.zarr"), tmp(f"it_nz_{name}.nwb.zarr"), name)
     same_values(tmp(f"it_hdmf_{name}.nwb.zarr"), tmp(f"it_nz_{name}.nwb.zarr"), "acquisition/ts/data", name)
+
+# A sharded target: the engine writes shard row by shard row.
+def sharded(it):
+    return ZarrDataIO(it, chunks=(5000, 32), shards=(20000, 64))
+
+
+for name, make in (("sharded GenericDataChunkIterator", lambda: sharded(Gen(data))),
+                   ("sharded DataChunkIterator", lambda: sharded(DataChunkIterator(
+                       (row for row in data), maxshape=data.shape, dtype=data.dtype, buffer_size=777)))):
+    key = name.replace(" ", "_")
+    write(hdmf_zarr.NWBZarrIO, tmp(f"sh_hdmf_{key}.nwb.zarr"), make())
+    for jobs in (1, 2, 3):
+        by_engine(write(nwbzarr.NWBZarrIO, tmp(f"sh_nz{jobs}_{key}.nwb.zarr"), make(), number_of_jobs=jobs),
+                  f"{name}, {jobs} jobs", jobs=jobs)
+    check(zarr.open_array(tmp(f"sh_nz2_{key}.nwb.zarr/acquisition/ts/data")).shards == (20000, 64),
+          f"{name}: the array is sharded")
+    same_layout(tmp(f"sh_hdmf_{key}.nwb.zarr"), tmp(f"sh_nz2_{key}.nwb.zarr"), name)
+    same_values(tmp(f"sh_hdmf_{key}.nwb.zarr"), tmp(f"sh_nz2_{key}.nwb.zarr"), "acquisition/ts/data", name)
+    s1, s2, s3 = (chunk_files(tmp(f"sh_nz{j}_{key}.nwb.zarr"), "acquisition/ts/data") for j in (1, 2, 3))
+    check(s1 == s2 == s3 and len(s1) == 6, f"{name}: the 6 shards byte-identical for 1, 2 and 3 jobs")
+
+# Unknown length (maxshape (None, 384)): the array grows band by band. hdmf-zarr
+# 0.14 then chunks one row at a time, so the series is short; a 4 MiB budget
+# makes bands of 2730 rows (the second one short) that the iterator's 777-row
+# buffers straddle.
+short = recording(frames=3000, channels=384)
+
+
+def growing():
+    return DataChunkIterator((row for row in short), maxshape=(None, 384), dtype=short.dtype, buffer_size=777)
+
+
+write(hdmf_zarr.NWBZarrIO, tmp("grow_hdmf.nwb.zarr"), growing())
+for jobs in (1, 2, 3):
+    by_engine(write(nwbzarr.NWBZarrIO, tmp(f"grow_nz{jobs}.nwb.zarr"), growing(), number_of_jobs=jobs,
+                    memory_budget=4 << 20), f"unknown length, {jobs} jobs", jobs=jobs, nbytes=short.nbytes)
+check(np.array_equal(read_back(tmp("grow_nz2.nwb.zarr"))[0], short), "unknown length, 2 jobs: reads back equal")
+same_layout(tmp("grow_hdmf.nwb.zarr"), tmp("grow_nz2.nwb.zarr"), "unknown length")
+same_values(tmp("grow_hdmf.nwb.zarr"), tmp("grow_nz2.nwb.zarr"), "acquisition/ts/data", "unknown length")
+g1, g2, g3 = (chunk_files(tmp(f"grow_nz{j}.nwb.zarr"), "acquisition/ts/data") for j in (1, 2, 3))
+check(g1 == g2 == g3 and len(g1) == 3000, "unknown length: chunks byte-identical for 1, 2 and 3 jobs")
 
 # -- a user's exception comes back as itself --------------------------------------
 it = Gen(data, fail_at=5)
