@@ -10,6 +10,7 @@
 #include "nwbzarr/recording.h"
 #include "nwbzarr/nwb.h"
 #include "nwbzarr/export.h"
+#include "nwbzarr/upgrade.h"
 #include "nwbzarr/h5source.h"
 #include "nwbzarr/record.h"
 

@@ -70,11 +70,14 @@ def info(path):
 
 
 def upgrade(src, dst, *, number_of_jobs=-1, **options):
-    """``nwbzarr upgrade SRC DST`` (hdmf-zarr <= 0.13 Zarr v2 -> v3), where
-    the installed program has the command."""
+    """``nwbzarr upgrade SRC DST``: a Zarr v2 NWB file (hdmf-zarr <= 0.13's,
+    or ``--zarr-format 2``) rewritten as Zarr v3, then verified. Every other
+    option of the command as a keyword (``compressor="zstd"``,
+    ``shards=(r, c)``, ``overwrite=True`` ...). Returns the command's JSON
+    summary as a dict (``chunks_reused``, ``chunks_recoded``, ...)."""
     args = [os.fspath(src), "-o", os.fspath(dst), "-j", str(resolve_jobs(number_of_jobs)), "--quiet",
-            *_flags(options)]
-    return _run("upgrade", args).stdout
+            "--json", *_flags(options)]
+    return json.loads(_run("upgrade", args).stdout)
 
 
 def export(src, dst, *, number_of_jobs=-1, overwrite=False, compressor=None, clevel=None,

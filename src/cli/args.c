@@ -20,6 +20,7 @@ static const char usage_top[] =
 	"  repair    finalise a recording that was killed or lost power\n"
 	"  export    convert an NWB HDF5 file into NWB Zarr\n"
 	"  verify    compare an NWB HDF5 file with its NWB Zarr export\n"
+	"  upgrade   rewrite a Zarr v2 NWB file (hdmf-zarr <= 0.13) as Zarr v3\n"
 	"\n"
 	"`nwbzarr <command> --help` describes a command.\n"
 	"\n"

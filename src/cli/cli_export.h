@@ -7,5 +7,7 @@
 
 int nz_cli_export(int argc, char **argv);
 int nz_cli_verify(int argc, char **argv);
+/** `nwbzarr upgrade` (cmd_upgrade.c): a client of include/nwbzarr/upgrade.h. */
+int nz_cli_upgrade(int argc, char **argv);
 
 #endif

@@ -9,11 +9,13 @@ int main(int argc, char **argv)
 {
 	nzc_args a;
 	char err[512];
-	/* export/verify parse their own arguments (src/cli/cmd_*.c). */
+	/* export/verify/upgrade parse their own arguments (src/cli/cmd_*.c). */
 	if (argc >= 2 && strcmp(argv[1], "export") == 0)
 		return nz_cli_export(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "verify") == 0)
 		return nz_cli_verify(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "upgrade") == 0)
+		return nz_cli_upgrade(argc - 1, argv + 1);
 	if (nzc_parse_args(&a, argc, argv, err, sizeof err) < 0) {
 		fprintf(stderr, "nwbzarr: %s\n", err);
 		fputs(nzc_usage(a.cmd), stderr);

@@ -20,10 +20,6 @@
 #define SMALL_BYTES ((size_t)4 << 20)
 #define AUTO_CHUNK_BYTES ((uint64_t)4 << 20)
 #define KEEP_CONTIGUOUS_MAX ((uint64_t)64 << 20)
-/* v3: datasets over SHARD_FROM_BYTES are sharded, about SHARD_BYTES a
- * shard: far below DANDI's 5 GiB single-object limit. */
-#define SHARD_FROM_BYTES ((uint64_t)64 << 20)
-#define SHARD_BYTES ((uint64_t)256 << 20)
 
 typedef struct xctx {
 	nz__h5file *f;
@@ -61,64 +57,17 @@ char *nz__x_model_oid(void *ctx, const char *path)
 	return json_is_string(v) ? nz__strdup(json_string_value(v)) : NULL;
 }
 
-/* Collect the zarr_link entries of each group. */
-static int collect_links(xctx *x)
+/* An external link names the export of its file, beside ours
+ * (docs/format.md, "External links"). */
+static int ext_source(char **out, void *ctx, const nz__xnode *n)
 {
-	char *source = NULL;
-	size_t i;
-	int err;
-	for (i = 0; i < x->m.count; i++) {
-		const nz__xnode *n = &x->m.nodes[i];
-		const char *slash;
-		char *parent;
-		json_t *list, *entry;
-		if (n->kind != NZ__X_SOFTLINK && n->kind != NZ__X_EXTLINK)
-			continue;
-		x->st.links++;
-		slash = strrchr(n->path, '/');
-		parent = slash == n->path ? nz__strdup("/") : nz__strndup(n->path, (size_t)(slash - n->path));
-		if (!parent)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-		if (!(list = json_object_get(x->links, parent))) {
-			/* set_new takes the reference even when it fails */
-			list = json_array();
-			if (!list || json_object_set_new(x->links, parent, list) < 0)
-				list = NULL;
-		}
-		nz__free(parent);
-		/* An external link names the export of its file, beside ours
-		 * (docs/format.md, "External links"). */
-		if (!list)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-		if (n->kind == NZ__X_EXTLINK && (err = nz__xlinks_source(&source, x->plan, x->self, n)) < 0)
-			return err;
-		entry = json_pack("{s:s,s:s,s:s}", "name", slash + 1, "path", n->link_target, "source",
-				  source ? source : ".");
-		nz__free(source);
-		source = NULL;
-		if (!entry || json_array_append_new(list, entry) < 0) /* append_new takes entry */
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-	}
-	return 0;
+	const xctx *x = ctx;
+	return nz__xlinks_source(out, x->plan, x->self, n);
 }
 
 static int write_group(xctx *x, const nz__xnode *n, json_t *root_attrs)
 {
-	json_t *attrs = json_deep_copy(n->attrs), *links = json_object_get(x->links, n->path);
-	int err = 0;
-	if (!attrs)
-		return nz__error_set(NZ_ENOMEM, "out of memory");
-	if (links && json_object_set(attrs, "zarr_link", links) < 0)
-		err = nz__error_set(NZ_ENOMEM, "out of memory");
-	if (!err && root_attrs) {
-		/* The root is written last, after the specs set its .specloc. */
-		if (json_object_update(root_attrs, attrs) < 0)
-			err = nz__error_set(NZ_ENOMEM, "out of memory");
-		json_object_del(root_attrs, ".specloc");
-	} else if (!err) {
-		err = nz__hdmf_group(&x->h, store_path(n->path), attrs);
-	}
-	json_decref(attrs);
+	int err = nz__x_write_group(&x->h, n, x->links, root_attrs);
 	x->st.groups++;
 	x->st.attributes += json_object_size(n->attrs);
 	return err < 0 ? nz__error_wrap("exporting group '%s'", n->path) : 0;
@@ -169,51 +118,17 @@ static void choose_chunks(const xctx *x, const nz__xnode *n, uint64_t *chunks, u
 	}
 }
 
-/* v3: the shards of a large dataset (NULL = none): the caller's shape for
- * 2-D datasets, else all of each other dimension x about SHARD_BYTES of
- * whole chunks along the first. */
+/* v3 only: the shards of a large dataset (xlayout.c's rule). */
 static int choose_shards(const xctx *x, const nz__xnode *n, const uint64_t *chunks, uint64_t itemsize,
 			 uint64_t *shards, const uint64_t **out)
 {
-	uint64_t row = itemsize, k;
-	int d;
 	*out = NULL;
-	if (x->o.zarr_format != 3 || n->ndim == 0)
+	if (x->o.zarr_format != 3)
 		return 0;
-	if (x->o.shards && n->ndim == 2) {
-		for (d = 0; d < 2; d++)
-			if (x->o.shards[d] % chunks[d])
-				return nz__error_set(NZ_EINVAL, "'%s': shards %llu,%llu are not a multiple of "
-						     "its chunks %llu,%llu", n->path,
-						     (unsigned long long)x->o.shards[0],
-						     (unsigned long long)x->o.shards[1],
-						     (unsigned long long)chunks[0], (unsigned long long)chunks[1]);
-		shards[0] = x->o.shards[0];
-		shards[1] = x->o.shards[1];
-		*out = shards;
-		return 0;
-	}
-	for (d = 0; d < n->ndim; d++)
-		row *= n->shape[d] ? n->shape[d] : 1;
-	if (row <= SHARD_FROM_BYTES)
-		return 0;
-	row = itemsize * chunks[0];
-	for (d = 1; d < n->ndim; d++) {
-		shards[d] = (n->shape[d] + chunks[d] - 1) / chunks[d] * chunks[d];
-		row *= shards[d];
-	}
-	k = row ? SHARD_BYTES / row : 1;
-	if (k < 1)
-		k = 1;
-	if (k > (n->shape[0] + chunks[0] - 1) / chunks[0])
-		k = (n->shape[0] + chunks[0] - 1) / chunks[0];
-	shards[0] = k * chunks[0];
-	*out = shards;
-	return 0;
+	return nz__x_choose_shards(n, chunks, itemsize, x->o.shards, shards, out);
 }
 
-/* hdmf-zarr's zarr_dtype of a compound: [{name, dtype}]. */
-static json_t *compound_zarr_dtype(const nz__xtype *t)
+json_t *nz__x_compound_zarr_dtype(const nz__xtype *t)
 {
 	json_t *list = json_array();
 	size_t i;
@@ -416,7 +331,7 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		zd = "scalar";
 	} else if (n->type.cls != NZ__XT_COMPOUND) {
 		zd = nz__xtype_zarr_name(&n->type);
-	} else if (json_object_set_new(attrs, "zarr_dtype", compound_zarr_dtype(&n->type)) < 0) {
+	} else if (json_object_set_new(attrs, "zarr_dtype", nz__x_compound_zarr_dtype(&n->type)) < 0) {
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -475,12 +390,6 @@ done:
 	return 0;
 }
 
-static int under(const char *path, const char *prefix)
-{
-	size_t n = prefix ? strlen(prefix) : 0;
-	return n && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int write_all(xctx *x)
 {
 	json_t *root = json_object(), *spec;
@@ -495,11 +404,11 @@ static int write_all(xctx *x)
 	spec = json_object_get(json_object_get(spec, "value"), "path");
 	x->specloc = json_string_value(spec);
 	x->root_oid = nz__x_model_oid(&x->m, "/");
-	if ((err = collect_links(x)) < 0)
+	if ((err = nz__x_collect_links(x->links, &x->st.links, &x->m, ext_source, x)) < 0)
 		goto done;
 	for (i = 0; i < x->m.count && !err; i++) {
 		const nz__xnode *n = &x->m.nodes[i];
-		if (under(n->path, x->specloc))
+		if (nz__x_under(n->path, x->specloc))
 			continue;
 		if (x->o.phase == NZ_EXPORT_DATA)
 			err = n->kind == NZ__X_DATASET ? write_dataset_part(x, n) : 0;

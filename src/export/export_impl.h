@@ -10,6 +10,9 @@
 /** nz__xjson_ctx.oid over a model (ctx = the nz__xmodel): the object_id
  *  attribute of the node at `path`, or NULL. */
 char *nz__x_model_oid(void *ctx, const char *path);
+/** hdmf-zarr's zarr_dtype of a compound: [{name, dtype}] (new reference;
+ *  NULL when out of memory). */
+json_t *nz__x_compound_zarr_dtype(const nz__xtype *t);
 
 /** Zarr v3: the compound dataset `n` (one holding references or text) of
  *  `nelem` elements read whole from `ds` and written as hdmf-zarr 0.14's
@@ -17,10 +20,42 @@ char *nz__x_model_oid(void *ctx, const char *path);
  *  _REFERENCE_FIELDS; *bytes grows by its normalised size. */
 int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz__xnode *n,
 			uint64_t nelem, const json_t *attrs, const uint64_t *chunks, uint64_t *bytes);
+/** The struct of nz__x_write_struct3 from `nelem` normalised elements at
+ *  `buf` (borrowed; references already canonical), whatever they came from
+ *  (export's HDF5, upgrade's Zarr v2). */
+int nz__x_put_struct3(nz__hdmf *h, const nz__xnode *n, uint64_t nelem, const unsigned char *buf,
+		      const json_t *attrs, const uint64_t *chunks);
 
-/** nz_verify; nwb 0 = the files need not be NWB (a file an external link
- *  leads into), only their links must lead somewhere. */
-int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int nwb);
+/* ---- writing a model through src/hdmf (xlayout.c): export and upgrade ---- */
+
+/** 1 if `path` is `prefix` or below it (prefix NULL or "": 0). */
+int nz__x_under(const char *path, const char *prefix);
+/** The link source of external link `n` (nz__malloc'd into *out). */
+typedef int (*nz__x_link_source_fn)(char **out, void *ctx, const nz__xnode *n);
+/** Every link of `m` as an entry {name, path, source} of its group's
+ *  zarr_link list in `links` (group path -> list; v2 form, which hdmf
+ *  turns into _LINKS on v3); source "." inside the file, ext()'s for an
+ *  external link. *count grows by the links. */
+int nz__x_collect_links(json_t *links, uint64_t *count, const nz__xmodel *m, nz__x_link_source_fn ext,
+			void *ctx);
+/** Group `n` with its attributes and zarr_link list (from `links`). The
+ *  root (root_attrs not NULL) is not written: its attributes go into
+ *  root_attrs, less ".specloc", which the cached specs set later. */
+int nz__x_write_group(nz__hdmf *h, const nz__xnode *n, const json_t *links, json_t *root_attrs);
+/** The v3 shards of dataset `n` with `chunks` (NULL *out = unsharded):
+ *  `user` (2-D datasets; a multiple of the chunks, else NZ_EINVAL naming
+ *  the dataset), else datasets over 64 MiB in shards of all of each other
+ *  dimension x about 256 MiB of whole chunks along the first. */
+int nz__x_choose_shards(const nz__xnode *n, const uint64_t *chunks, uint64_t itemsize, const uint64_t *user,
+			uint64_t *shards, const uint64_t **out);
+
+/** nz__verify_files flags. */
+#define NZ__VERIFY_NWB 1        /* both files are NWB; without it (a file an external
+				   link leads into) only their links must lead somewhere */
+#define NZ__VERIFY_UNFINISHED 2 /* `b` may carry the incomplete marker: the writer's own
+				   check before it marks the store complete (upgrade) */
+/** nz_verify with `flags`. */
+int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int flags);
 
 /** The stores an export writes (extlink.c): v[0] the source file and the
  *  output; then each HDF5 file that an external link leads into (from the

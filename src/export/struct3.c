@@ -118,31 +118,24 @@ static int struct_dtype(char **out, size_t *item, size_t *chars, const nz__xnode
 	return err;
 }
 
-int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz__xnode *n,
-			uint64_t nelem, const json_t *attrs, const uint64_t *chunks, uint64_t *bytes)
+int nz__x_put_struct3(nz__hdmf *h, const nz__xnode *n, uint64_t nelem, const unsigned char *buf,
+		      const json_t *attrs, const uint64_t *chunks)
 {
-	static const uint64_t zero[1] = { 0 };
 	const nz__xtype *t = &n->type;
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
-	unsigned char *buf = NULL, *packed = NULL;
-	size_t *chars = NULL, item = 0, nbytes, packed_bytes, f, off;
+	unsigned char *packed = NULL;
+	size_t *chars = NULL, item = 0, packed_bytes, f, off;
 	json_t *a = NULL, *refs = NULL;
 	char *dtype = NULL;
 	nz_array *arr = NULL;
 	uint64_t e;
 	int err = 0;
 
-	if (nz__mul_size(&nbytes, (size_t)nelem, t->size) < 0)
-		return nz__error_set(NZ_EFORMAT, "'%s' is too large", n->path);
-	buf = nz__calloc(1, nbytes ? nbytes : 1);
 	chars = nz__calloc(t->nfields + 1, sizeof *chars);
-	if (!buf || !chars || !(a = json_deep_copy(attrs)) || !(refs = json_array())) {
+	if (!chars || !(a = json_deep_copy(attrs)) || !(refs = json_array())) {
 		err = nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
 		goto done;
 	}
-	if (nelem && ((err = nz__h5ds_read(ds, zero, n->shape, buf, nbytes)) < 0 ||
-		      (err = nz__xvalues_canon(m, t, buf, (size_t)nelem)) < 0))
-		goto done;
 	if ((err = struct_dtype(&dtype, &item, chars, n, buf, nelem)) < 0)
 		goto done;
 	if (nz__mul_size(&packed_bytes, (size_t)nelem, item) < 0 ||
@@ -187,16 +180,34 @@ int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz
 		goto done;
 	if (nelem)
 		err = nz_array_write_all(arr, packed, packed_bytes);
-	*bytes += nbytes;
 done:
-	if (buf)
-		nz__xvalues_free(t, buf, (size_t)nelem);
 	nz_array_free(arr);
-	nz__free(buf);
 	nz__free(packed);
 	nz__free(chars);
 	nz__free(dtype);
 	json_decref(a);
 	json_decref(refs);
+	return err;
+}
+
+int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz__xnode *n,
+			uint64_t nelem, const json_t *attrs, const uint64_t *chunks, uint64_t *bytes)
+{
+	static const uint64_t zero[1] = { 0 };
+	unsigned char *buf = NULL;
+	size_t nbytes;
+	int err;
+
+	if (nz__mul_size(&nbytes, (size_t)nelem, n->type.size) < 0)
+		return nz__error_set(NZ_EFORMAT, "'%s' is too large", n->path);
+	if (!(buf = nz__calloc(1, nbytes ? nbytes : 1)))
+		return nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
+	if (!nelem || ((err = nz__h5ds_read(ds, zero, n->shape, buf, nbytes)) == 0 &&
+		       (err = nz__xvalues_canon(m, &n->type, buf, (size_t)nelem)) == 0))
+		err = nz__x_put_struct3(h, n, nelem, buf, attrs, chunks);
+	if (err == 0)
+		*bytes += nbytes;
+	nz__xvalues_free(&n->type, buf, (size_t)nelem);
+	nz__free(buf);
 	return err;
 }

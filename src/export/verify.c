@@ -61,7 +61,7 @@ static void diff(vctx *v, const char *path, const char *fmt, ...)
 	v->o.report(path, msg, v->o.report_ctx);
 }
 
-static int open_side(vside *s, const char *path, int nwb)
+static int open_side(vside *s, const char *path, int flags)
 {
 	struct stat sb;
 	int err;
@@ -73,7 +73,8 @@ static int open_side(vside *s, const char *path, int nwb)
 		/* A store our writer left unfinished: comparing it would report
 		 * its missing chunks as fill values. (Stores of other tools may
 		 * lack .zmetadata and are compared as they are.) */
-		if ((err = nz_store_exists(s->store, NZ_INCOMPLETE_MARKER)) != 0)
+		if (!(flags & NZ__VERIFY_UNFINISHED) &&
+		    (err = nz_store_exists(s->store, NZ_INCOMPLETE_MARKER)) != 0)
 			return err < 0 ? err : nz_nwb_check_complete(s->store);
 		/* What readers of .zmetadata see must be what is compared: a
 		 * document that does not parse stops verify, a consolidated copy
@@ -91,7 +92,7 @@ static int open_side(vside *s, const char *path, int nwb)
 	} else if ((err = nz__h5_open(&s->f, path)) < 0 || (err = nz__h5_walk(&s->m, s->f)) < 0) {
 		return err;
 	}
-	return nwb ? nz__xmodel_check_nwb(&s->m, path) : nz__xmodel_check_links(&s->m, path);
+	return flags & NZ__VERIFY_NWB ? nz__xmodel_check_nwb(&s->m, path) : nz__xmodel_check_links(&s->m, path);
 }
 
 static void close_side(vside *s)
@@ -505,10 +506,10 @@ static int compare_models(vctx *v)
 
 int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts)
 {
-	return nz__verify_files(ndiff, a, b, opts, 1);
+	return nz__verify_files(ndiff, a, b, opts, NZ__VERIFY_NWB);
 }
 
-int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int nwb)
+int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts, int flags)
 {
 	static const nz_verify_opts dflt = NZ_VERIFY_OPTS_INIT;
 	vctx v;
@@ -532,7 +533,7 @@ int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_ver
 	if (!v.o.max_diffs)
 		v.o.max_diffs = 1000;
 	nz__alloc_init();
-	if ((err = open_side(&v.a, a, nwb)) < 0 || (err = open_side(&v.b, b, nwb)) < 0)
+	if ((err = open_side(&v.a, a, flags & NZ__VERIFY_NWB)) < 0 || (err = open_side(&v.b, b, flags)) < 0)
 		goto done;
 	if (v.a.meta_diff[0])
 		diff(&v, v.a.meta_key, "%s", v.a.meta_diff);
