@@ -5,8 +5,9 @@
 # -j 2 (chunks reused; with and without the closing verify), and by
 # hdmf-zarr 0.14's own NWBZarrV2IO.convert_to_v3 on the same file (through
 # zarr-python: every chunk decoded and encoded again, as `numcodecs.blosc`,
-# a codec TensorStore and our reader do not read, so the last line says
-# whether `nwbzarr verify` could compare its output).
+# a codec TensorStore does not read; the last line says whether `nwbzarr
+# verify` finds its output equal to the source: it does not, because
+# convert_to_v3 migrates the schema and keeps v2's zarr_dtype attributes).
 #
 #   bench/bench_upgrade.sh BUILD_DIR PYTHON [SECONDS=30] [WORKDIR=mktemp]
 #

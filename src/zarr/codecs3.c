@@ -190,7 +190,7 @@ static int parse_b2b(json_t **numc, json_t **canon, size_t *typesize, const char
  * "id"; src/codec implements these ids. */
 static const char *numcodecs_id(const char *name)
 {
-	static const char *const ids[] = { "lz4", "zlib", "gzip", "zstd", "shuffle", "crc32c", NULL };
+	static const char *const ids[] = { "lz4", "zlib", "gzip", "zstd", "shuffle", "crc32c", "blosc", NULL };
 	const char *const *k;
 	if (strncmp(name, "numcodecs.", 10) != 0)
 		return NULL;
@@ -279,7 +279,7 @@ int nz__codecs3_parse(nz_array *a, const json_t *codecs, const char *what)
 		} else {
 			err = nz__error_set(NZ_EUNSUPPORTED, "%s: codec '%s' is not supported (transpose, bytes, vlen-utf8, "
 					    "vlen-bytes, blosc, zstd, gzip, crc32c, numcodecs.lz4/zlib/gzip/zstd/"
-					    "shuffle/crc32c)", what, name);
+					    "shuffle/crc32c/blosc)", what, name);
 		}
 		if (err < 0)
 			goto done;

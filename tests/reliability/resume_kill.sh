@@ -98,7 +98,9 @@ kill_runs write_export xref "${NZ_KILL_RUNS:-6}" "$span"
 # message, an incomplete store that --resume finishes.
 "$NZ_CLI" convert rec.bin "${ARGS[@]}" -o term -j1 2>err.txt &
 pid=$!
-sleep 0.15
+# The handlers are installed before the output opens: once the marker is
+# there, SIGTERM reaches them (a fixed sleep raced them under load).
+for _ in $(seq 1000); do [ -e term/.nwbzarr-incomplete ] && break; sleep 0.01; done
 kill -TERM "$pid"
 wait "$pid"
 [ $? -eq 1 ] && grep -q "canceled" err.txt || fail "SIGTERM: exit status or message: $(cat err.txt)"

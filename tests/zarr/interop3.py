@@ -261,6 +261,11 @@ def write_py_only(root):
     z = g.create_array("t/numcodecs_defaults", shape=(9, 2), chunks=(4, 2), dtype="<i4", fill_value=0,
                        compressors=[zn.Shuffle(), zn.Zlib(), zn.LZ4(), zn.GZip(), zn.Zstd()])
     z[...] = make_data(extra[-1])
+    # numcodecs.blosc: what hdmf-zarr 0.14's convert_to_v3 writes for a v2 Blosc
+    extra.append(dict(extra[0], name="t/numcodecs_blosc", dtype="<i2", shape=[10, 3], chunks=[4, 2]))
+    z = g.create_array("t/numcodecs_blosc", shape=(10, 3), chunks=(4, 2), dtype="<i2", fill_value=0,
+                       compressors=[zn.Blosc(cname="lz4", clevel=5, shuffle=1, blocksize=0)])
+    z[...] = make_data(extra[-1])
     z = g.create_array("t/crc32c", shape=(7, 3), chunks=(3, 2), dtype="<u2", fill_value=0,
                        compressors=[ZstdCodec(level=1), Crc32cCodec()])
     z[...] = make_data(extra[2])
