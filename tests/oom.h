@@ -19,6 +19,8 @@
 #ifndef NZ_TEST_OOM_H
 #define NZ_TEST_OOM_H
 
+#include "nwbzarr/nwb.h"
+#include "nwbzarr/store.h"
 #include "test.h"
 #include "util/alloc.h"
 
@@ -36,6 +38,22 @@ typedef struct nz_oom_sweep {
 	int varies;
 	long total;  /* set by the sweep: allocations of a run without failures */
 } nz_oom_sweep;
+
+/* A `failed` check for writers of NWB files: `ctx` is the output's path, and
+ * the refused run left no directory there or one that does not look
+ * complete (nz_nwb_check_complete: the marker, and consolidated metadata in
+ * either format). */
+static inline void nz_oom_nwb_not_complete(void *ctx, long n)
+{
+	nz_store *st = NULL;
+	int err = nz_store_open_dir(&st, ctx, NZ_STORE_READ);
+	if (err == 0)
+		err = nz_nwb_check_complete(st);
+	nz_store_free(st);
+	if (err != NZ_EINCOMPLETE && err != NZ_ENOTFOUND)
+		NZ__FAIL("allocation %ld refused, but the status of '%s' is %d", n,
+			 (const char *)ctx, err);
+}
 
 /* One run with the n-th allocation refused (n = 0: none); *refused says how
  * many were. */
