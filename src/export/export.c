@@ -392,7 +392,7 @@ done:
 
 static int write_all(xctx *x)
 {
-	json_t *root = json_object(), *spec;
+	json_t *root = json_object();
 	size_t i;
 	int err = 0;
 
@@ -400,9 +400,7 @@ static int write_all(xctx *x)
 		json_decref(root);
 		return nz__error_set(NZ_ENOMEM, "out of memory");
 	}
-	spec = x->m.count ? json_object_get(x->m.nodes[0].attrs, ".specloc") : NULL;
-	spec = json_object_get(json_object_get(spec, "value"), "path");
-	x->specloc = json_string_value(spec);
+	x->specloc = nz__x_specloc(&x->m);
 	x->root_oid = nz__x_model_oid(&x->m, "/");
 	if ((err = nz__x_collect_links(x->links, &x->st.links, &x->m, ext_source, x)) < 0)
 		goto done;

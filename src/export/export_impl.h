@@ -30,6 +30,9 @@ int nz__x_put_struct3(nz__hdmf *h, const nz__xnode *n, uint64_t nelem, const uns
 
 /** 1 if `path` is `prefix` or below it (prefix NULL or "": 0). */
 int nz__x_under(const char *path, const char *prefix);
+/** Where the model's root keeps its cached schema (the path its `.specloc`
+ *  reference names, borrowed from the model), or NULL when it has none. */
+const char *nz__x_specloc(const nz__xmodel *m);
 /** The link source of external link `n` (nz__malloc'd into *out). */
 typedef int (*nz__x_link_source_fn)(char **out, void *ctx, const nz__xnode *n);
 /** Every link of `m` as an entry {name, path, source} of its group's

@@ -388,7 +388,7 @@ done:
 
 static int write_all(uctx *u)
 {
-	json_t *root = json_object(), *spec;
+	json_t *root = json_object();
 	size_t i;
 	int err = 0;
 
@@ -396,8 +396,7 @@ static int write_all(uctx *u)
 		json_decref(root);
 		return nz__error_set(NZ_ENOMEM, "out of memory");
 	}
-	spec = json_object_get(json_object_get(json_object_get(u->m.nodes[0].attrs, ".specloc"), "value"), "path");
-	u->specloc = json_string_value(spec);
+	u->specloc = nz__x_specloc(&u->m);
 	if ((err = nz__x_collect_links(u->links, &u->st.links, &u->m, ext_source, NULL)) < 0)
 		goto done;
 	for (i = 0; i < u->m.count && !err; i++) {

@@ -18,6 +18,12 @@ int nz__x_under(const char *path, const char *prefix)
 	return n && strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+const char *nz__x_specloc(const nz__xmodel *m)
+{
+	const json_t *spec = m->count ? json_object_get(m->nodes[0].attrs, ".specloc") : NULL;
+	return json_string_value(json_object_get(json_object_get(spec, "value"), "path"));
+}
+
 int nz__x_collect_links(json_t *links, uint64_t *count, const nz__xmodel *m, nz__x_link_source_fn ext,
 			void *ctx)
 {
