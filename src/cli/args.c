@@ -245,6 +245,20 @@ int nzc_take_value(const char **val, int argc, char *const *argv, int *i, const 
 	return 1;
 }
 
+int nzc_take_operand(const char **first, const char **second, const char *a, char *err,
+		     size_t errlen)
+{
+	if (a[0] == '-' && a[1])
+		return fail(err, errlen, "unknown option '%s'", a);
+	if (!*first)
+		*first = a;
+	else if (!*second)
+		*second = a;
+	else
+		return fail(err, errlen, "unexpected argument '%s'", a);
+	return 0;
+}
+
 int nzc_parse_count(uint64_t *out, const char *v, uint64_t min, const char *flag, char *err,
 		    size_t errlen)
 {

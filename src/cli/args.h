@@ -88,6 +88,14 @@ const nzc_codec_choice *nzc_codec_choose(const char *name, int clevel, char *err
 int nzc_take_value(const char **val, int argc, char *const *argv, int *i, const char *flag,
 		   const char *alias, char *err, size_t errlen);
 
+/** The end of a two-operand command's option loop (export, verify,
+ *  upgrade), for an argument `a` that is none of its options: an option
+ *  (a leading '-' and more) is unknown, else `a` fills the first empty one
+ *  of *first, *second. Returns 0, or -1 with a message in err for an
+ *  unknown option or a third operand. */
+int nzc_take_operand(const char **first, const char **second, const char *a, char *err,
+		     size_t errlen);
+
 /** Parse a count for --max-diffs and the like: a decimal integer >= min
  *  that fits in 64 bits. Returns 0, or -1 with a message naming `flag`. */
 int nzc_parse_count(uint64_t *out, const char *v, uint64_t min, const char *flag, char *err,

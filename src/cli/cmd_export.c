@@ -185,15 +185,7 @@ int nz_cli_export(int argc, char **argv)
 			json = 1;
 		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			quiet = 1;
-		} else if (a[0] == '-' && a[1]) {
-			snprintf(err, sizeof err, "unknown option '%s'", a);
-			return bad_usage(err);
-		} else if (!in) {
-			in = a;
-		} else if (!out) {
-			out = a;
-		} else {
-			snprintf(err, sizeof err, "unexpected argument '%s'", a);
+		} else if (nzc_take_operand(&in, &out, a, err, sizeof err) < 0) {
 			return bad_usage(err);
 		}
 	}

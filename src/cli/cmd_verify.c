@@ -96,15 +96,7 @@ int nz_cli_verify(int argc, char **argv)
 			json = 1;
 		} else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
 			quiet = 1;
-		} else if (s[0] == '-' && s[1]) {
-			snprintf(err, sizeof err, "unknown option '%s'", s);
-			return bad_usage(err);
-		} else if (!a) {
-			a = s;
-		} else if (!b) {
-			b = s;
-		} else {
-			snprintf(err, sizeof err, "unexpected argument '%s'", s);
+		} else if (nzc_take_operand(&a, &b, s, err, sizeof err) < 0) {
 			return bad_usage(err);
 		}
 	}
