@@ -129,8 +129,9 @@ const char *nzc_usage(nzc_cmd cmd)
 }
 
 static const nzc_codec_choice codecs[] = {
-	/* blosc's clevel is 0..9, zstd's 1..22 (numcodecs clamps below 1),
-	 * zlib's and gzip's 0..9; LZ4 has acceleration, not a level, and
+	/* blosc's clevel is 0..9, zstd's 1..22 (level 0, which only the
+	 * default codec of v3 writes as hdmf-zarr 0.14 does, means libzstd's
+	 * default level 3, as numcodecs reads it), zlib's and gzip's 0..9; LZ4 has acceleration, not a level, and
 	 * nwbzarr writes acceleration 1: --clevel is refused, not ignored. */
 	{"blosc-lz4", "blosc", "lz4", 5, 0, 9, 1},  {"blosc-zstd", "blosc", "zstd", 5, 0, 9, 1},
 	{"zstd", "zstd", NULL, 1, 1, 22, 0},        {"lz4", "lz4", NULL, 1, 1, 0, 0},
