@@ -32,7 +32,9 @@ set_target_properties(PkgConfig::ZSTD PROPERTIES
 # The installed nwbzarr.pc and nwbzarrConfig.cmake name the module as the
 # system build does: an installed static library's users link their own.
 set(ZSTD_MODULE_NAME libzstd)
-# Installed programs and the Python extension keep the RUNPATH.
+# Installed programs and the Python extension keep the RUNPATH (named here:
+# CMake does not derive it from a $<LINK_LIBRARY:...> item).
+list(APPEND CMAKE_INSTALL_RPATH ${NZ_ZSTD_LIBDIR})
 set(CMAKE_INSTALL_RPATH_USE_LINK_PATH ON)
 # c-blosc's users need that libzstd as a direct dependency of their own:
 # RUNPATH applies only to an object's own dependencies, not to c-blosc's.
