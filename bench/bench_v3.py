@@ -5,7 +5,7 @@ chunks and shards, in one run; a CSV and a markdown table.
 usage: bench_v3.py --build BUILD --py VENV_PYTHON --work DIR --out PREFIX
                    [--seconds 60] [--channels 384] [--chunks 30000,64]
                    [--shards 300000,384] [--codecs lz4:5,zstd:3] [--reps 3]
-                   [--threads 2] [--big-seconds N] [--sample]
+                   [--threads 2] [--big-seconds N] [--sample] [--zstd-build DIR]
 
 Stdlib only, and kept small on purpose: a child's peak RSS starts from its
 parent's on Linux, so every variant runs under /usr/bin/time (a tiny
@@ -19,6 +19,10 @@ output has the asked layout and reads back equal to the input with
 zarr-python. A variant that fails, or whose program says it cannot do this
 (nz_write_raw exits 3 when the library refuses the layout), is reported as
 "not available (reason)": never a number.
+--zstd-build DIR (a build tree configured with -DNZ_ZSTD_ROOT, e.g. Debian
+13's libzstd on Debian 12) adds, for the zstd codecs, bare_shard-j1/-jN and
+nwbzarr-j1/-jN of that tree, named with the libzstd they run
+("nwbzarr-j2 (zstd 1.5.7)"), in the same rounds as the others.
 """
 import argparse
 import datetime
@@ -51,8 +55,18 @@ def sh(*cmd):
     return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
 
 
-def machine(work):
-    """Cores, CPU model, RAM, the work directory's disk, kernel, c-blosc."""
+def libzstd(build):
+    """The libzstd version a build's CLI runs with (`nwbzarr --version`)."""
+    line = sh(os.path.join(build, "src", "cli", "nwbzarr"), "--version").splitlines()[-1:]
+    for item in (line[0].split(": ", 1)[-1].split(", ") if line else []):
+        if item.startswith("zstd "):
+            return item.split()[1]
+    return "?"
+
+
+def machine(work, build, zstd_build):
+    """Cores, CPU model, RAM, the work directory's disk, kernel, c-blosc,
+    the libzstd of each build."""
     model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
                   if ln.startswith("model name")), "?")
     ram = next(int(ln.split()[1]) for ln in open("/proc/meminfo") if ln.startswith("MemTotal"))
@@ -62,7 +76,8 @@ def machine(work):
         if disk else "?"
     return {"cores": os.cpu_count(), "cpu": model, "ram_gib": round(ram / 2**20, 1),
             "disk": "%s (%s; %s)" % (dev, fstype, kind), "kernel": platform.release(),
-            "blosc": sh("pkg-config", "--modversion", "blosc") or "?"}
+            "blosc": sh("pkg-config", "--modversion", "blosc") or "?",
+            "zstd": libzstd(build), "zstd_alt": libzstd(zstd_build) if zstd_build else ""}
 
 
 def loadavg():
@@ -77,24 +92,39 @@ class Bench:
         self.rows = {}  # (codec, variant) -> result dict
         self.versions = {}
         self.settings = {}
+        self.alt = args.alt
 
     def variants(self, cname, clevel):
         """(name, threads, argv, array dir inside OUT): what is run per codec."""
-        a, b = self.a, os.path.join(self.a.build, "bench")
-        shape = ["--channels", str(a.channels), "--chunks", "%d,%d" % a.chunks,
-                 "--shards", "%d,%d" % a.shards]
-        codec = ["--cname", cname, "--clevel", str(clevel)]
-        out = []
-        for j in (1, a.threads):
-            out.append(("bare_shard-j%d" % j, j, [os.path.join(b, "bare_shard"), self.raw, self.out]
-                        + shape + codec + ["-j", str(j)], ""))
-        for j in (1, a.threads):
-            out.append(("nwbzarr-j%d" % j, j, [os.path.join(b, "nz_write_raw"), self.raw, self.out]
-                        + shape + codec + ["--zarr-format", "3", "-j", str(j), "--quiet"], "data"))
+        a = self.a
+        shape, codec = self.layout(cname, clevel)
+        out = self.own(a.build, "", cname, clevel)
+        if a.zstd_build and cname == "zstd":
+            out += self.own(a.zstd_build, self.alt, cname, clevel)
         for p in PEERS:
             out.append((p, a.threads, [a.py, os.path.join(HERE, "v3_peers.py"), p, self.raw,
                                        self.out] + shape + codec + ["--threads", str(a.threads)],
                         ""))
+        return out
+
+    def layout(self, cname, clevel):
+        """The arguments every writer gets: shape, chunks, shards; codec."""
+        a = self.a
+        return (["--channels", str(a.channels), "--chunks", "%d,%d" % a.chunks,
+                 "--shards", "%d,%d" % a.shards], ["--cname", cname, "--clevel", str(clevel)])
+
+    def own(self, build, suffix, cname, clevel):
+        """bare_shard and nwbzarr at -j1 and -jN from one build tree."""
+        a, b = self.a, os.path.join(build, "bench")
+        shape, codec = self.layout(cname, clevel)
+        out = []
+        for j in (1, a.threads):
+            out.append(("bare_shard-j%d%s" % (j, suffix), j, [os.path.join(b, "bare_shard"), self.raw,
+                        self.out] + shape + codec + ["-j", str(j)], ""))
+        for j in (1, a.threads):
+            out.append(("nwbzarr-j%d%s" % (j, suffix), j, [os.path.join(b, "nz_write_raw"), self.raw,
+                        self.out] + shape + codec + ["--zarr-format", "3", "-j", str(j), "--quiet"],
+                        "data"))
         return out
 
     def timed(self, argv, sync_dir):
@@ -202,12 +232,16 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--big-seconds", type=int, default=0)
     p.add_argument("--sample", action="store_true", help="check a sample of chunks, not all")
+    p.add_argument("--zstd-build", help="a build tree with another libzstd (-DNZ_ZSTD_ROOT): "
+                   "its nwbzarr and bare_shard rows too, for the zstd codecs")
     a = p.parse_args()
     a.build, a.work = os.path.abspath(a.build), os.path.abspath(a.work)
+    a.zstd_build = os.path.abspath(a.zstd_build) if a.zstd_build else None
+    a.alt = " (zstd %s)" % libzstd(a.zstd_build) if a.zstd_build else ""
     os.makedirs(a.work, exist_ok=True)
     b = Bench(a)
     info = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "load_start": loadavg(), "machine": machine(a.work)}
+            "load_start": loadavg(), "machine": machine(a.work, a.build, a.zstd_build)}
     print("# load average at start: %s" % info["load_start"], flush=True)
     subprocess.check_call([os.path.join(a.build, "bench", "gen_ephys"), b.raw, str(a.seconds),
                            str(a.channels)], stdout=subprocess.DEVNULL)

@@ -19,6 +19,15 @@
 # bare loop at -j THREADS on an input that long, for peak RSS), SAMPLE=1
 # (check a sample of chunks instead of every shard), OUT (prefix of the
 # results: OUT.csv, OUT.md and OUT.png; default WORKDIR/v3).
+# ZSTD_BUILD (a second build tree, configured with -DNZ_ZSTD_ROOT: for the
+# zstd codecs also bare_shard-j1/-j2 and nwbzarr-j1/-j2 linked with that
+# libzstd, named "... (zstd 1.5.7)", in the same rounds, checked the same
+# way, with targets of their own), or ZSTD13=1: on Debian 12, make that tree
+# here as BUILD_DIR/zstd13 with Debian 13's libzstd 1.5.7
+# (scripts/zstd-debian13.sh BUILD_DIR/zstd-debian13; the same build type,
+# only the three programs; needs deb.debian.org). Debian 12's libzstd 1.5.4
+# lacks zstd 1.5.5's mid-level speed-up that the peers' bundled zstd has
+# (bench/RESULTS.md, "Why blosc zstd is slower").
 #
 # The Python peers run in BUILD_DIR/venv-bench/venv, made by
 # scripts/pyvenv.sh from scripts/requirements-readers.txt and
@@ -33,6 +42,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 for x in gen_ephys bare_shard nz_write_raw; do
   [ -x "$build/bench/$x" ] || { echo "missing $build/bench/$x: build the project first" >&2; exit 2; }
 done
+zbuild=${ZSTD_BUILD:-}
+if [ -z "$zbuild" ] && [ "${ZSTD13:-0}" = 1 ]; then
+  root=$(bash "$here/../scripts/zstd-debian13.sh" "$build/zstd-debian13")
+  if [ -n "$root" ]; then
+    type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+    zbuild=$build/zstd13
+    cmake -S "$here/.." -B "$zbuild" -DCMAKE_BUILD_TYPE="${type:-Release}" -DNZ_ZSTD_ROOT="$root" \
+      -DNZ_PYEXT=OFF -DBUILD_TESTING=OFF >/dev/null
+    cmake --build "$zbuild" -j "$(nproc)" --target bare_shard nz_write_raw nwbzarr-cli >/dev/null
+  fi # else the system's libzstd is already Debian 13's: nothing to add
+fi
+if [ -n "$zbuild" ]; then
+  zbuild=$(cd "$zbuild" && pwd)
+  for x in bench/bare_shard bench/nz_write_raw src/cli/nwbzarr; do
+    [ -x "$zbuild/$x" ] || { echo "ZSTD_BUILD: missing $zbuild/$x: build it first" >&2; exit 2; }
+  done
+fi
 py=$(bash "$here/../scripts/pyvenv.sh" "$build/venv-bench" "$here/requirements-bench.txt")
 mkdir -p "$work"
 out=${OUT:-$work/v3}
@@ -41,6 +67,7 @@ args=(--build "$build" --py "$py" --work "$work" --out "$out" --seconds "$second
       --channels "${CHANNELS:-384}" --codecs "${CODECS:-lz4:5,zstd:3}" --reps "${REPS:-3}"
       --threads "${THREADS:-2}" --big-seconds "${BIG_SECONDS:-0}")
 [ "${SAMPLE:-0}" = 1 ] && args+=(--sample)
+[ -n "$zbuild" ] && args+=(--zstd-build "$zbuild")
 # The driver needs only the standard library; the venv's Python is used so
 # that one interpreter runs the whole benchmark.
 "$py" "$here/bench_v3.py" "${args[@]}"

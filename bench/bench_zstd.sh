@@ -16,7 +16,10 @@
 # OUT.csv and OUT.md; default WORKDIR/zstd), ZSTD_LIBS (folders, each
 # holding a libzstd.so.1 of another zstd version, e.g. one built from
 # zstd's source for this diagnosis only: zstd_chunk runs again with each as
-# LD_LIBRARY_PATH, so Debian's own c-blosc calls that zstd), PY (a Python with numcodecs and
+# LD_LIBRARY_PATH, so Debian's own c-blosc calls that zstd), ZSTD13=1 (add
+# Debian 13's libzstd 1.5.7 to ZSTD_LIBS, fetched by scripts/zstd-debian13.sh
+# into BUILD_DIR/zstd-debian13; nothing added where the system's is already
+# that), PY (a Python with numcodecs and
 # tensorstore; default the venv bench_v3.sh makes, BUILD_DIR/venv-bench).
 set -euo pipefail
 build=$(cd "${1:?usage: bench_zstd.sh BUILD_DIR [WORKDIR]}" && pwd)
@@ -47,8 +50,13 @@ EOF
 rm -f "$work/rec.raw"
 "$build/bench/zstd_chunk" "$work/chunk.raw" 3840000 "$work/chunk" "$clevel" "$((reps * 4))" > "$work/chunk.csv"
 "$build/bench/zstd_chunk" "$work/row.raw" 3840000 "$work/row" "$clevel" "$reps" > "$work/row.csv"
+libs=${ZSTD_LIBS:-}
+if [ "${ZSTD13:-0}" = 1 ]; then
+  root=$(bash "$here/../scripts/zstd-debian13.sh" "$build/zstd-debian13")
+  [ -z "$root" ] || libs="$libs $(dirname "$(echo "$root"/lib/*/libzstd.so.1)")"
+fi
 n=0
-for lib in ${ZSTD_LIBS:-}; do
+for lib in $libs; do
   n=$((n + 1))
   [ -e "$lib/libzstd.so.1" ] || { echo "ZSTD_LIBS: $lib has no libzstd.so.1" >&2; exit 2; }
   for in in chunk row; do

@@ -31,8 +31,10 @@ def comments(a, info):
         "blosc byte shuffle typesize 2, codecs %s, best of %d"
         % ((a.seconds, a.channels, info["bytes"]) + a.chunks + a.shards
            + (" and ".join("%s clevel %d" % c for c in a.codecs), a.reps)),
-        "machine: %d cores, %s, %s GiB RAM, %s, Linux %s, c-blosc %s"
-        % (m["cores"], m["cpu"], m["ram_gib"], m["disk"], m["kernel"], m["blosc"]),
+        "machine: %d cores, %s, %s GiB RAM, %s, Linux %s, c-blosc %s, libzstd %s%s"
+        % (m["cores"], m["cpu"], m["ram_gib"], m["disk"], m["kernel"], m["blosc"], m.get("zstd", "?"),
+           " (and %s in the rows named '(zstd %s)': bench_v3.sh ZSTD_BUILD)"
+           % (m["zstd_alt"], m["zstd_alt"]) if m.get("zstd_alt") else ""),
         "load average: %s at start, %s at end" % (info["load_start"], info["load_end"]),
         "versions: " + ", ".join("%s %s" % kv for kv in sorted(v.items())),
         "settings: " + "; ".join("%s %s" % (p, ", ".join("%s=%s" % kv for kv in s.items()))
@@ -61,56 +63,70 @@ def table_rows(a, info, rows):
 
 
 def targets(a, rows):
-    """(target, measured, verdict) for each of the issue's targets."""
-    j1, j2 = NWB % 1, NWB % a.threads
+    """(target, measured, verdict) for each of the issue's targets; for the
+    zstd codecs again with the other libzstd's rows (a.alt) when measured."""
     out = []
-
-    def why(codec, *variants):
-        """Why a target could not be judged: the first missing variant's status."""
-        for v in variants:
-            r = rows.get((codec, v))
-            if not r or status(r) != "ok":
-                return "not measured: %s %s" % (v, status(r).split(" (")[0] if r else "not run")
-        return "not measured"
-
-    def judge(text, value, limit, fmt, better, codec, *variants):
-        if value is None:
-            return (text, "-", why(codec, *variants))
-        ok = value <= limit if better == "<=" else value >= limit
-        return (text, fmt % value, "**met**" if ok else "**not met**")
-
-    def ratio(codec, num, den):
-        x, y = wall(rows, codec, num), wall(rows, codec, den)
-        return x / y if x and y else None
-
+    alt = getattr(a, "alt", "")
     for codec in ("%s:%d" % c for c in a.codecs):
-        peers = {p: wall(rows, codec, p) for p in ("zarr-python", "tensorstore", "acquire-zarr")}
-        me = wall(rows, codec, j2)
-        fastest = min((t, p) for p, t in peers.items() if t) if any(peers.values()) else None
-        if me and fastest:
-            out.append(("%s: -j%d ahead of every peer" % (codec, a.threads),
-                        "%.2f s vs %s %.2f s" % (me, fastest[1], fastest[0]),
-                        "**met**" if me < fastest[0] else "**not met**"))
-        else:
-            out.append(("%s: -j%d ahead of every peer" % (codec, a.threads), "-",
-                        why(codec, j2, *peers)))
-        for peer, limit in (("zarr-python", 0.5), ("tensorstore", 0.9), ("acquire-zarr", 0.9)):
-            out.append(judge("%s: -j%d time / %s <= %.1f" % (codec, a.threads, peer, limit),
-                             ratio(codec, j2, peer), limit, "%.2f", "<=", codec, j2, peer))
-        bare = "bare_shard-j%d" % a.threads
-        out.append(judge("%s: -j%d time / %s <= 1.3" % (codec, a.threads, bare),
-                         ratio(codec, j2, bare), 1.3, "%.2f", "<=", codec, j2, bare))
-        if codec.startswith("zstd"):
-            out.append(judge("%s: -j1 time / -j%d >= 1.7" % (codec, a.threads),
-                             ratio(codec, j1, j2), 1.7, "%.2f", ">=", codec, j1, j2))
+        for suffix in ("", alt) if alt and codec.startswith("zstd") else ("",):
+            out += codec_targets(a, rows, codec, suffix)
     for (codec, variant), r in rows.items():
-        if variant == j2:
-            rss = r["rss"] / 1024 if r["runs"] and status(r) == "ok" else None
-            out.append(judge("%s: -j%d peak RSS <= 256 MiB" % (codec, a.threads), rss, 256,
-                             "%.1f MiB", "<=", codec, j2))
+        for suffix in ("", alt) if alt else ("",):
+            if variant == NWB % a.threads + suffix:
+                rss = r["rss"] / 1024 if r["runs"] and status(r) == "ok" else None
+                out.append(judge(rows, "%s: -j%d%s peak RSS <= 256 MiB" % (codec, a.threads, suffix),
+                                 rss, 256, "%.1f MiB", "<=", codec, variant))
     if not a.big_seconds:
         out.append(("-j%d peak RSS <= 256 MiB with a 10x longer input" % a.threads, "-",
                     "not measured: BIG_SECONDS not set"))
+    return out
+
+
+def why(rows, codec, *variants):
+    """Why a target could not be judged: the first missing variant's status."""
+    for v in variants:
+        r = rows.get((codec, v))
+        if not r or status(r) != "ok":
+            return "not measured: %s %s" % (v, status(r).split(" (")[0] if r else "not run")
+    return "not measured"
+
+
+def judge(rows, text, value, limit, fmt, better, codec, *variants):
+    if value is None:
+        return (text, "-", why(rows, codec, *variants))
+    ok = value <= limit if better == "<=" else value >= limit
+    return (text, fmt % value, "**met**" if ok else "**not met**")
+
+
+def codec_targets(a, rows, codec, suffix):
+    """The per-codec targets, for nwbzarr's and the bare loop's rows named
+    with `suffix` ("" or another libzstd's " (zstd X.Y.Z)")."""
+    j1, j2 = NWB % 1 + suffix, NWB % a.threads + suffix
+    bare = "bare_shard-j%d%s" % (a.threads, suffix)
+    t1, t2 = "-j1" + suffix, "-j%d%s" % (a.threads, suffix)  # as the targets' text names them
+    out = []
+
+    def ratio(num, den):
+        x, y = wall(rows, codec, num), wall(rows, codec, den)
+        return x / y if x and y else None
+
+    peers = {p: wall(rows, codec, p) for p in ("zarr-python", "tensorstore", "acquire-zarr")}
+    me = wall(rows, codec, j2)
+    fastest = min((t, p) for p, t in peers.items() if t) if any(peers.values()) else None
+    if me and fastest:
+        out.append(("%s: %s ahead of every peer" % (codec, t2),
+                    "%.2f s vs %s %.2f s" % (me, fastest[1], fastest[0]),
+                    "**met**" if me < fastest[0] else "**not met**"))
+    else:
+        out.append(("%s: %s ahead of every peer" % (codec, t2), "-", why(rows, codec, j2, *peers)))
+    for peer, limit in (("zarr-python", 0.5), ("tensorstore", 0.9), ("acquire-zarr", 0.9)):
+        out.append(judge(rows, "%s: %s time / %s <= %.1f" % (codec, t2, peer, limit),
+                         ratio(j2, peer), limit, "%.2f", "<=", codec, j2, peer))
+    out.append(judge(rows, "%s: %s time / %s <= 1.3" % (codec, t2, bare),
+                     ratio(j2, bare), 1.3, "%.2f", "<=", codec, j2, bare))
+    if codec.startswith("zstd"):
+        out.append(judge(rows, "%s: %s time / %s >= 1.7" % (codec, t1, t2),
+                         ratio(j1, j2), 1.7, "%.2f", ">=", codec, j1, j2))
     return out
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: install, build (warnings are errors), run every
 # test; then the sanitizer builds: ASan+UBSan over the whole suite and TSan
-# over the parallel tests. Set NZ_QUICK=1 to skip the sanitizer builds.
+# over the parallel tests. Set NZ_QUICK=1 to skip the sanitizer builds,
+# NZ_ZSTD13=1 to add a build with Debian 13's libzstd (docs/DEVELOPING.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -33,6 +34,18 @@ if command -v mpirun >/dev/null; then
   cmake -S . -B build-mpi -DNZ_WERROR=ON -DNZ_MPI=ON >/dev/null
   cmake --build build-mpi -j "$jobs" --target nwbzarr-cli >/dev/null
   (cd build-mpi && ctest --output-on-failure -L mpi)
+fi
+
+# Opt-in (NZ_ZSTD13=1): Debian 13's libzstd 1.5.7 on Debian 12
+# (scripts/zstd-debian13.sh, docs/DEVELOPING.md). Not by default: it needs
+# deb.debian.org, and a mirror hiccup must not turn CI red.
+if [ "${NZ_ZSTD13:-0}" = 1 ]; then
+  echo "== build with Debian 13's libzstd (-DNZ_ZSTD_ROOT) + codec, cli and zstd-root tests"
+  root=$(bash scripts/zstd-debian13.sh build/zstd-debian13)
+  if [ -n "$root" ]; then
+    build build-zstd13 -DNZ_ZSTD_ROOT="$root"
+    (cd build-zstd13 && ctest --output-on-failure -j "$jobs" -R 'zstd_root|codec|cli|bench_v3')
+  fi
 fi
 
 if [ "${NZ_QUICK:-0}" != 1 ]; then

@@ -33,6 +33,12 @@ extern "C" {
 /** The version of the library actually linked, e.g. "0.1.0". */
 NZ_EXTERN const char *nz_version(void);
 
+/** The compression libraries in use, as each reports its own version at run
+ *  time, e.g. "blosc 1.21.3, zstd 1.5.7, lz4 1.9.4, zlib 1.2.13"; a libzstd
+ *  other than the headers' adds "(built with X.Y.Z)". Static storage, never
+ *  NULL; thread-safe. */
+NZ_EXTERN const char *nz_codec_versions(void);
+
 typedef enum nz_error_code {
 	NZ_OK = 0,
 	NZ_EINVAL = -1,       /**< invalid argument */

@@ -13,6 +13,8 @@ from ._io import NWBZarrIO
 from ._lib import NWBZarrError
 
 __version__ = _nwbzarr.version
+#: the compression libraries the extension runs with (nz_codec_versions())
+libraries = _nwbzarr.libraries
 
 EINVAL = _nwbzarr.EINVAL
 ECANCELED = _nwbzarr.ECANCELED

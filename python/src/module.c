@@ -372,6 +372,7 @@ PyMODINIT_FUNC PyInit__nwbzarr(void)
 		goto fail;
 	if (PyModule_AddObjectRef(m, "Error", nz_py_error_type) < 0 ||
 	    PyModule_AddStringConstant(m, "version", nz_version()) < 0 ||
+	    PyModule_AddStringConstant(m, "libraries", nz_codec_versions()) < 0 ||
 	    PyModule_AddStringConstant(m, "INCOMPLETE_MARKER", NZ_INCOMPLETE_MARKER) < 0)
 		goto fail;
 	for (i = 0; i < sizeof codes / sizeof codes[0]; i++)

@@ -25,7 +25,7 @@ static const char usage_top[] =
 	"`nwbzarr <command> --help` describes a command.\n"
 	"\n"
 	"options:\n"
-	"  --version   print the version of nwbzarr and exit\n"
+	"  --version   print the versions of nwbzarr and its compression libraries\n"
 	"  -h, --help  this text\n"
 	"\n"
 	"exit status: 0 success, 1 failure (the message on stderr names the file and\n"

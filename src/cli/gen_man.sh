@@ -8,6 +8,7 @@
 set -euo pipefail
 nz=$1 out=$2
 version=$("$nz" --version)
+version=${version%%$'\n'*} # the first line; the second names the libraries
 version=${version#nwbzarr }
 top=$("$nz" --help)
 cmds=$(printf '%s\n' "$top" | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}')

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 	}
 	switch (a.cmd) {
 	case NZC_VERSION:
-		printf("nwbzarr %s\n", nz_version());
+		printf("nwbzarr %s\nlibraries: %s\n", nz_version(), nz_codec_versions());
 		return 0;
 	case NZC_CONVERT:
 		return nzc_convert(&a);

@@ -1,6 +1,7 @@
 /* nz_codec_tool encode|decode CONFIG_JSON ITEMSIZE [EXPECTED] < in > out
  * Runs one codec over stdin and writes the result to stdout; used by the
- * numcodecs interop test. Exit status 0, or 1 with the error on stderr. */
+ * numcodecs interop test. Exit status 0, or 1 with the error on stderr.
+ * `nz_codec_tool versions` prints nz_codec_versions() (which libzstd runs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@ int main(int argc, char **argv)
 	size_t n;
 	int rc;
 	char mode;
+	if (argc == 2 && strcmp(argv[1], "versions") == 0)
+		return puts(nz_codec_versions()) < 0;
 	if (argc < 4 || (strcmp(argv[1], "encode") != 0 && strcmp(argv[1], "decode") != 0 &&
 			 strcmp(argv[1], "config") != 0)) {
 		fprintf(stderr, "usage: %s encode|decode|config CONFIG_JSON ITEMSIZE [EXPECTED]\n",

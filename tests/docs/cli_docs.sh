@@ -78,7 +78,9 @@ grep -v -- '--clevel' "$T/convert.md" | opts | grep -qx -- '--clevel' &&
 
 # -- version -----------------------------------------------------------------
 v=$("$nz" --version)
-[ "$v" = "nwbzarr $version" ] || fail "nwbzarr --version says '$v', expected 'nwbzarr $version'"
+[ "${v%%$'\n'*}" = "nwbzarr $version" ] || fail "nwbzarr --version says '$v', expected 'nwbzarr $version' first"
+grep -qx 'libraries: blosc [0-9.]*, zstd [0-9.]*\( (built with [0-9.]*)\)\?, lz4 [0-9.]*, zlib [0-9.a-z-]*' <<<"${v#*$'\n'}" ||
+	fail "nwbzarr --version's second line is not 'libraries: blosc X, zstd Y, lz4 Z, zlib W': '$v'"
 grep -qx "nwbzarr $version" <<<"$("$nz" -V)" || fail "nwbzarr -V differs from --version"
 
 # -- man page ----------------------------------------------------------------

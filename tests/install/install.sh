@@ -42,6 +42,11 @@ if cat "$pc" "$(dirname "$cfg")"/*.cmake | sed "s#$prefix#PREFIX#g" | grep -F -e
 	fail "installed package files name the source or build tree (above)"
 fi
 
+# The installed CLI runs the libraries the built one runs (with -DNZ_ZSTD_ROOT,
+# that libzstd: the RUNPATH must survive the install).
+[ "$("$prefix/bin/nwbzarr" --version)" = "$("$build/src/cli/nwbzarr" --version)" ] ||
+	fail "installed nwbzarr --version: '$("$prefix/bin/nwbzarr" --version)', built: '$("$build/src/cli/nwbzarr" --version)'"
+
 # -- CMake: find_package(nwbzarr) -------------------------------------------
 export CFLAGS="$flags" LDFLAGS="$flags"
 cm=$work/cmake
