@@ -150,6 +150,9 @@ typedef struct nz__hdmf_dset {
 	const char *const *dims;
 	/** v3 only: ndim shard sizes (multiples of chunks); NULL = unsharded. */
 	const uint64_t *shards;
+	/** numcodecs filter configs before the compressor (nz_array_opts'
+	 *  filters_json); NULL = none. */
+	const char *filters_json;
 } nz__hdmf_dset;
 
 /** Create the array at `path` with its .zarray and .zattrs (zarr_dtype,
