@@ -5,12 +5,14 @@
  * unsharded and sharded and v2; every mismatch (another chunk shape, other
  * codecs, fletcher32, big-endian values) and every chunk that is not stored
  * so (a partial edge chunk left unfiltered, never written) goes through
- * decode and encode instead. Values always read back equal. */
+ * decode and encode instead. Values always read back equal. A resumed
+ * write keeps the moved chunks already there. */
 #define _GNU_SOURCE /* memmem */
 #include <hdf5.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hdmf/hdmf.h" /* nz__hdmf_write_resumed */
 #include "test.h"
 
 #define ROWS 10000
@@ -246,6 +248,44 @@ static void test_fallbacks(void)
 	nz_store_free(st);
 }
 
+/* Resume (nz__hdmf_write_resumed): a moved chunk (or a shard) whose key
+ * holds the bytes is kept, a missing one written, a damaged one written
+ * again; the result is the uninterrupted write's, byte for byte. */
+static void test_resume(const uint64_t *shard)
+{
+	spec sp = { 3, hchunks, shard, 1, 4 };
+	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
+	nz_nwb_resume_info acc = { 0, 0, 0, 0 };
+	nz_store *whole, *st;
+	nz_array *a;
+	nz_source *s;
+	const char *gone = shard ? "gz/c/1/0" : "gz/c/3/0", *bad = shard ? "gz/c/2/0" : "gz/c/5/1";
+	uint64_t units = shard ? 4 : NCHUNKS;
+	int r, c;
+
+	ASSERT_EQ_U64(export_into(&whole, "gz", &sp, 1), NCHUNKS);
+	ASSERT_EQ_U64(export_into(&st, "gz", &sp, 2), NCHUNKS);
+	ASSERT_OK(nz_store_remove(st, gone));
+	ASSERT_OK(nz_store_put(st, bad, "damaged", 7));
+	ASSERT_OK(nz_array_open(&a, st, "gz"));
+	ASSERT_OK(nz_source_open_hdf5(&s, file, "/gz", NULL));
+	wo.jobs = 2;
+	ASSERT_OK(nz__hdmf_write_resumed(a, st, s, &wo, &acc));
+	ASSERT_EQ_U64(acc.chunks_kept, units - 2);
+	ASSERT_EQ_U64(acc.chunks_repaired, 1);
+	ASSERT_EQ_U64(acc.chunks_written, 1);
+	for (r = 0; r < (shard ? 4 : ROWS / CR); r++)
+		for (c = 0; c < (shard ? 1 : 2); c++) {
+			char key[64];
+			snprintf(key, sizeof key, "gz/c/%d/%d", r, c);
+			ASSERT(same_value(whole, st, key));
+		}
+	nz_source_free(s);
+	nz_array_free(a);
+	nz_store_free(st);
+	nz_store_free(whole);
+}
+
 int main(void)
 {
 	nz_test_scratch_dir(tmp, sizeof tmp, "test_passthru");
@@ -256,6 +296,8 @@ int main(void)
 	test_moved(2, 4);
 	test_shards();
 	test_fallbacks();
+	test_resume(NULL);
+	test_resume(shards);
 	nz_test_rm_rf(tmp);
 	puts("test_passthru: ok");
 	return 0;
