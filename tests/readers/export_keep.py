@@ -6,7 +6,7 @@ h5py's read_direct_chunk bytes, for -j 1, 2 and 3 alike, v3 and v2. The
 exports verify against the source, read back equal with zarr-python and
 with hdmf-zarr 0.14's NWBZarrIO container by container; a filter with no
 Zarr codec (scaleoffset) gives that dataset the default codec, with a note
-naming it."""
+naming it. Every reference file exports with keep and verifies."""
 import json
 import os
 import pathlib
@@ -114,6 +114,14 @@ r = run("export", so, out, "--compressor", "keep", "--quiet")
 assert "'/extra'" in r.stderr and "no Zarr codec" in r.stderr, r.stderr
 assert json.loads((out / "extra" / "zarr.json").read_text())["codecs"][1]["name"] == "zstd"
 run("verify", so, out)
+
+# every reference file (strings, references, compounds, scalars, empty datasets) exports and verifies
+refs = sorted((pathlib.Path(os.environ["NZ_REF"]) / "nwb").glob("*.nwb"))
+assert len(refs) >= 8
+for h5 in refs:
+    out = tmp / f"{h5.stem}.nwb.zarr"
+    run("export", h5, out, "--compressor", "keep", "--quiet")
+    run("verify", h5, out)
 
 r = run("export", src, tmp / "bad.nwb.zarr", "--compressor", "keep", "--clevel", "3", code=2)
 assert "--clevel" in r.stderr and not (tmp / "bad.nwb.zarr").exists()
