@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "nwbzarr.h"
 
@@ -86,6 +87,16 @@ static inline void nz_test_rm_rf(const char *path)
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
 	if (system(cmd) != 0)
 		NZ__FAIL("cannot remove '%s'", path);
+}
+
+/** `out` = "$NZ_TMP/<name>" (NZ_TMP unset: /tmp), made afresh: empty. */
+static inline void nz_test_scratch_dir(char *out, size_t n, const char *name)
+{
+	const char *t = getenv("NZ_TMP");
+	snprintf(out, n, "%s/%s", t ? t : "/tmp", name);
+	nz_test_rm_rf(out);
+	if (mkdir(out, 0755) != 0)
+		NZ__FAIL("cannot make '%s'", out);
 }
 
 /** Temporary files (a store's ".<name>.nztmp.<...>" names) anywhere below

@@ -15,7 +15,9 @@
  * is not thread-safe, so every libhdf5 call runs under one process-wide lock;
  * chunks filtered only by deflate/shuffle/fletcher32 are read raw under the
  * lock and decoded by the worker threads, other filters are decoded by
- * libhdf5 under the lock.
+ * libhdf5 under the lock. Where the Zarr codecs are the HDF5 filters
+ * (keep_filters, or an array made so: hdmf-zarr's export) and the chunks
+ * the HDF5 chunks, a chunk moves as stored, without inflate or deflate.
  *
  * Thread safety: the functions may be called from any thread; concurrent
  * exports serialise their HDF5 reads on the shared lock.
@@ -32,6 +34,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Called once per difference found by nz_verify: `path` is the object
+ *  ("/acquisition/x/data", "/ attribute 'nwb_version'"), `what` says how it
+ *  differs. Called on the thread that called nz_verify. */
+typedef void (*nz_verify_cb)(const char *path, const char *what, void *ctx);
 
 /** How Zarr chunks are chosen. */
 typedef enum nz_export_chunks {
@@ -72,6 +79,11 @@ typedef struct nz_export_stats {
 	uint64_t temp_removed;    /**< a dead writer's temporary files removed */
 	/* options version 2 */
 	int jobs; /**< most worker threads the engine actually used for a dataset */
+	/* options version 4 */
+	/** HDF5 chunks moved into the output as HDF5 stored them (no inflate,
+	 *  no deflate): where a dataset's Zarr codecs are its HDF5 filters */
+	uint64_t stored_chunks;
+	uint64_t keep_fallbacks; /**< keep_filters: datasets given the default codec instead */
 } nz_export_stats;
 
 typedef struct nz_export_opts {
@@ -109,13 +121,30 @@ typedef struct nz_export_opts {
 	 *  dimension x about 256 MiB along the first, so that no stored object
 	 *  passes DANDI's 5 GiB upload limit. NZ_EINVAL with zarr_format 2. */
 	const uint64_t *shards;
+	/* options version 4 */
+	/** 1 = every dataset keeps its HDF5 filters as Zarr codecs, in their
+	 *  order, as hdmf-zarr 0.14's export does (`compressor` must then be
+	 *  NULL, else NZ_EINVAL): shuffle -> numcodecs shuffle by the itemsize
+	 *  (not for text, references or other values written as objects),
+	 *  deflate -> numcodecs zlib at the dataset's level; fletcher32, a
+	 *  checksum, is dropped. A dataset without filters takes the default
+	 *  codec (hdmf-zarr's too); one with a filter Zarr has no codec for
+	 *  here (szip, nbit, scaleoffset, a plugin's) takes the default codec
+	 *  and `note` is told. With chunks KEEP the Zarr (inner) chunks are the
+	 *  HDF5 chunks, so each chunk moves as stored (stats->stored_chunks). */
+	int keep_filters;
+	/** keep_filters: called on the calling thread with a dataset's path
+	 *  and why it took the default codec; may be NULL. */
+	nz_verify_cb note;
+	void *note_ctx;
 } nz_export_opts;
 
-/* Versions 1 and 2 are still accepted (they write Zarr v2); version 1's
- * nz_export_stats ends before `jobs`. */
-#define NZ_EXPORT_OPTS_VERSION 3
+/* Versions 1 and 2 are still accepted (they write Zarr v2), and 3; version
+ * 1's nz_export_stats ends before `jobs`, 1 to 3's before stored_chunks. */
+#define NZ_EXPORT_OPTS_VERSION 4
 #define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
-			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0, /* zarr_format, shards */ 0, NULL }
+			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0, /* zarr_format, shards */ 0, NULL, \
+			     /* keep_filters, note */ 0, NULL, NULL }
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless
@@ -129,11 +158,6 @@ typedef struct nz_export_opts {
  *  `dst` carries the incomplete marker (NZ_INCOMPLETE_MARKER, nwb.h) until
  *  .zmetadata is written and synced: a failed export never looks complete. */
 NZ_EXTERN int nz_export_hdf5(const char *src, const char *dst, const nz_export_opts *opts);
-
-/** Called once per difference found by nz_verify: `path` is the object
- *  ("/acquisition/x/data", "/ attribute 'nwb_version'"), `what` says how it
- *  differs. Called on the thread that called nz_verify. */
-typedef void (*nz_verify_cb)(const char *path, const char *what, void *ctx);
 
 typedef struct nz_verify_opts {
 	unsigned int version; /**< NZ_VERIFY_OPTS_VERSION */

@@ -11,6 +11,15 @@
  * layout, unallocated chunks) is read by H5Dread of the region under the
  * lock: libhdf5 decodes and converts it.
  *
+ * Stored chunks: written with nz_write_array into an array whose (inner)
+ * chunks are the HDF5 chunks and whose codecs are the dataset's filters as
+ * numcodecs has them (shuffle by the itemsize -> numcodecs shuffle, deflate
+ * -> numcodecs zlib of any level, in the HDF5 order; no other filter), a
+ * chunk every filter ran on moves as HDF5 stored it: no inflate, no
+ * deflate. Such a chunk keeps the file's deflate level, and is stored even
+ * when every element is the fill value. Chunks not allocated, or with a
+ * filter skipped, are read and encoded as above.
+ *
  * Thread safety: the source may be read from many threads at once (the
  * nz_source contract); opening and freeing take the HDF5 lock themselves
  * and may run on any thread. The file is opened read-only with this
@@ -56,6 +65,7 @@ typedef struct nz_hdf5_source_stats {
 	int raw_path;         /**< 1: chunks are read raw and decoded by the readers */
 	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
+	uint64_t stored_chunks; /**< HDF5 chunks moved into the array as stored */
 } nz_hdf5_source_stats;
 
 /** Fill `out` for a source nz_source_open_hdf5 made; NZ_EINVAL for any

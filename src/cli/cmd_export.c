@@ -1,4 +1,4 @@
-/* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME [--clevel L]]
+/* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME|keep [--clevel L]]
  *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
  *                [--overwrite | --resume] [--fsync] [--hdf5-decode] [--quiet] [--json] */
 #include <errno.h>
@@ -15,13 +15,18 @@
 #include "nwbzarr/export.h"
 
 static const char usage_text[] =
-	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME [--clevel L]]\n"
+	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME|keep [--clevel L]]\n"
 	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
 	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
 	"                      [--quiet] [--json]\n"
 	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
 	"  --compressor NAME   blosc-lz4, blosc-zstd, zstd, lz4, zlib, gzip, none (default:\n"
-	"                      zstd level 0 for v3, as hdmf-zarr 0.14; blosc-lz4 for v2)\n"
+	"                      zstd level 0 for v3, as hdmf-zarr 0.14; blosc-lz4 for v2),\n"
+	"                      or keep: each dataset's HDF5 filters as Zarr codecs (shuffle,\n"
+	"                      zlib at the file's level), as hdmf-zarr 0.14's export; its\n"
+	"                      chunks then move as HDF5 stored them. Datasets without\n"
+	"                      filters, or with one Zarr lacks (szip, ...; noted), get\n"
+	"                      the default\n"
 	"  --clevel L          the compressor's level (blosc-* 0..9, default 5; zstd 1..22,\n"
 	"                      default 1; zlib, gzip 0..9, default 1)\n"
 	"  --chunks keep|auto  keep the HDF5 chunk shapes (default) or use ~4 MiB chunks\n"
@@ -42,6 +47,13 @@ static const char usage_text[] =
 	"<its name>.zarr, and the link names that store (\"../<name>.zarr\").\n"
 	"\n"
 	"exit status: 0 success, 1 failure, 2 usage error.\n";
+
+/* --compressor keep: a dataset given the default codec instead. */
+static void note(const char *path, const char *what, void *ctx)
+{
+	(void)ctx;
+	fprintf(stderr, "nwbzarr: note: '%s': %s\n", path, what);
+}
 
 static int bad_usage(const char *msg)
 {
@@ -98,13 +110,14 @@ static void summary(const char *in, const char *out, const nz_export_stats *st, 
 	double mbps = st->elapsed_s > 0 ? st->bytes / 1e6 / st->elapsed_s : 0;
 	uint64_t stored = nzc_du(out, 0);
 	if (json) {
-		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:i}",
+		json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:i}",
 				      "input", in, "output", out, "groups", (json_int_t)st->groups,
 				      "datasets", (json_int_t)st->datasets, "links",
 				      (json_int_t)st->links, "attributes", (json_int_t)st->attributes,
 				      "bytes", (json_int_t)st->bytes, "stored_bytes",
 				      (json_int_t)stored, "raw_chunks", (json_int_t)st->raw_chunks,
-				      "hdf5_reads", (json_int_t)st->hdf5_reads, "seconds",
+				      "hdf5_reads", (json_int_t)st->hdf5_reads, "stored_chunks",
+				      (json_int_t)st->stored_chunks, "seconds",
 				      st->elapsed_s, "mb_per_s", mbps, "jobs", st->jobs);
 		nzc_print_json(j);
 		return;
@@ -138,7 +151,8 @@ int nz_cli_export(int argc, char **argv)
 				return bad_usage(err);
 		} else if ((rc = nzc_take_value(&compressor, argc, argv, &i, "--compressor", NULL,
 						err, sizeof err))) {
-			if (rc < 0 || !nzc_codec_choose(compressor, -1, err, sizeof err))
+			if (rc < 0 || (strcmp(compressor, "keep") != 0 &&
+				       !nzc_codec_choose(compressor, -1, err, sizeof err)))
 				return bad_usage(err);
 		} else if ((rc = nzc_take_value(&clevel_text, argc, argv, &i, "--clevel", NULL, err,
 						sizeof err))) {
@@ -199,6 +213,14 @@ int nz_cli_export(int argc, char **argv)
 		return bad_usage("--resume and --overwrite exclude each other");
 	if (clevel_text && !compressor)
 		return bad_usage("--clevel needs --compressor (the default codec's level is fixed)");
+	if (compressor && strcmp(compressor, "keep") == 0) {
+		if (clevel_text)
+			return bad_usage("--clevel does not apply to --compressor keep (the levels are "
+					 "the HDF5 file's)");
+		o.keep_filters = 1;
+		o.note = note;
+		compressor = NULL;
+	}
 	if (clevel_text && !nzc_codec_choose(compressor, clevel > 999 ? 999 : (int)clevel, err, sizeof err))
 		return bad_usage(err);
 	if (compressor && nzc_compressor_by_name(&comp, compressor, clevel_text ? (int)clevel : -1) == 0)

@@ -33,6 +33,9 @@ struct nz_source {
 	/* callback */
 	nz_source_ops ops;
 	void *ctx;
+	/* stored chunks (any kind, NULL = none) */
+	const nz__stored_ops *stored;
+	void *stored_ctx;
 };
 
 /* Validate and record what every kind has in common. */
@@ -199,6 +202,22 @@ const char *nz__source_describe(const nz_source *src)
 void *nz__source_callback_ctx(const nz_source *src, const nz_source_ops *ops)
 {
 	return src && src->kind == SOURCE_CALLBACK && src->ops.read == ops->read ? src->ctx : NULL;
+}
+
+void nz__source_set_stored(nz_source *src, const nz__stored_ops *ops, void *ctx)
+{
+	src->stored = ops;
+	src->stored_ctx = ctx;
+}
+
+int nz__source_stored_matches(const nz_source *src, const nz_array *dst)
+{
+	return src->stored ? src->stored->matches(src->stored_ctx, dst) : 0;
+}
+
+int nz__source_read_stored(nz_source *src, const uint64_t *index, nz_buf *out)
+{
+	return src->stored ? src->stored->get(src->stored_ctx, index, out) : 1;
 }
 
 /* Read exactly len bytes at pos, retrying short reads and EINTR. */

@@ -18,7 +18,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-enum { STOPPED = 1 };
+enum { STOPPED = 1, NOT_STORED = 2 };
 
 static int ensure_bufs(nz__worker *w, size_t n, size_t bytes)
 {
@@ -60,6 +60,7 @@ void nz__worker_release(nz__worker *w)
 		nz__free(w->bufs[i]);
 	nz__free(w->bufs);
 	nz__free(w->readbuf);
+	nz__buf_free(&w->stored);
 	if (w->state && w->item && w->item->t->state_free)
 		w->item->t->state_free(w->state);
 	w->bufs = NULL;
@@ -108,6 +109,16 @@ static uint64_t box_elements(const uint64_t *extent, int ndim)
 	return n;
 }
 
+static void count_chunk(const nz__item *it, const chunk_box *c)
+{
+	const nz__target *t = it->t;
+
+	pthread_mutex_lock(&it->job->mu);
+	it->job->chunks_done++;
+	it->job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
+	pthread_mutex_unlock(&it->job->mu);
+}
+
 static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, const unsigned char *buf)
 {
 	const nz__target *t = it->t;
@@ -117,10 +128,24 @@ static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, cons
 		return STOPPED;
 	if ((err = t->put(t->ctx, &w->state, c->index, buf, it->chunk_bytes)) < 0)
 		return err;
-	pthread_mutex_lock(&it->job->mu);
-	it->job->chunks_done++;
-	it->job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
-	pthread_mutex_unlock(&it->job->mu);
+	count_chunk(it, c);
+	return 0;
+}
+
+/* Move chunk c's stored bytes from the source, unchanged, when it has
+ * them; NOT_STORED when the chunk is to be read and encoded instead. */
+static int stored_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
+{
+	const nz__target *t = it->t;
+	int err;
+
+	if (atomic_load(&it->job->stop))
+		return STOPPED;
+	if ((err = nz__source_read_stored(it->src, c->index, &w->stored)) != 0)
+		return err < 0 ? err : NOT_STORED;
+	if ((err = t->put_stored(t->ctx, &w->state, c->index, w->stored.data, w->stored.len)) < 0)
+		return err;
+	count_chunk(it, c);
 	return 0;
 }
 
@@ -255,7 +280,13 @@ static int run_box(const nz__item *it, nz__worker *w, const nz_task *box)
 	for (row = box->chunk_start[0]; row < box->chunk_start[0] + box->chunk_count[0]; row++) {
 		for (g = 0; g < n; g++)
 			chunk_of(&cb[g], t, box, row, g);
-		if (it->memory || (n == 1 && is_direct(it, &cb[0]))) {
+		if (t->passthru) {
+			/* Chunk by chunk, each moved or else filled as below. */
+			for (g = 0; g < n && err == 0; g++)
+				if ((err = stored_chunk(it, w, &cb[g])) == NOT_STORED)
+					err = it->memory || is_direct(it, &cb[g]) ? single_chunk(it, w, &cb[g])
+										   : gather_row(it, w, &cb[g], 1);
+		} else if (it->memory || (n == 1 && is_direct(it, &cb[0]))) {
 			for (g = 0; g < n && err == 0; g++)
 				err = single_chunk(it, w, &cb[g]);
 		} else if (!it->rows) {

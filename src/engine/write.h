@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "nwbzarr/engine.h"
+#include "util/buf.h"
 
 /** Where chunks go. */
 typedef struct nz__target {
@@ -44,6 +45,15 @@ typedef struct nz__target {
 	int (*unit_end)(void *ctx, void **state);
 	void (*unit_abort)(void *ctx, void **state);
 	uint64_t units[NZ_MAX_DIMS]; /**< storage unit_chunks may point to */
+	/** Stored chunks move unchanged (the source's nz__stored_ops matched the
+	 *  array: nz__target_from_array decides): for each chunk the engine
+	 *  first asks the source for its stored bytes and, when it has them,
+	 *  calls put_stored instead of put, in put's place in the order, with
+	 *  the same state; a chunk the source does not store so is read and
+	 *  put as usual. */
+	int passthru;
+	int (*put_stored)(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
+			  size_t len);
 } nz__target;
 
 /** Fill `t` with the geometry, fill value and name of array `a` (put,
@@ -54,14 +64,22 @@ int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src);
 /** Point t's sink at array `a` (t->ctx = a; t filled by
  *  nz__target_from_array first): nz_array_write_chunk per
  *  chunk, or, on a sharded Zarr v3 array, write units of one shard each,
- *  every shard one atomic streaming put (nz__shard_begin/put/end/abort). */
+ *  every shard one atomic streaming put (nz__shard_begin/put/end/abort);
+ *  put_stored stores encoded bytes as the chunk's key or shard entry. */
 void nz__target_sink_array(nz__target *t, nz_array *a);
+
+/** The unsharded sink's put_stored (ctx = the nz_array): the bytes become
+ *  the chunk's key's value. */
+int nz__array_put_stored(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
+			 size_t len);
 
 /** The sharded sink's calls (ctx = the nz_array), for sinks that wrap it
  *  (resume): the worker's state is theirs to pass through unchanged. */
 int nz__array_unit_begin(void *ctx, void **state, const uint64_t *unit_index);
 int nz__array_unit_put(void *ctx, void **state, const uint64_t *chunk_index, const void *data,
 		       size_t len);
+int nz__array_unit_put_stored(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
+			      size_t len);
 int nz__array_unit_end(void *ctx, void **state);
 void nz__array_unit_abort(void *ctx, void **state);
 void nz__array_unit_state_free(void *state);
@@ -137,6 +155,7 @@ typedef struct nz__worker {
 	size_t nbufs;
 	unsigned char *readbuf;
 	size_t readcap;
+	nz_buf stored;        /* a chunk's stored bytes (passthru) */
 	void *state;          /* the target's per-worker state */
 	const nz__item *item; /* whose buffers and state these are; NULL = none */
 } nz__worker;

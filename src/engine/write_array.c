@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/box.h"
+#include "engine/source.h"
 #include "engine/write.h"
 #include "util/alloc.h"
 #include "util/error.h"
@@ -19,6 +20,15 @@ static int array_put(void *ctx, void **state, const uint64_t *chunk_index, const
 	if (!*state && (err = nz_scratch_new((nz_scratch **)state)) < 0)
 		return err;
 	return nz_array_write_chunk(ctx, *state, chunk_index, data, len);
+}
+
+/* A chunk's stored bytes as its key's value (never removed as empty: they
+ * are not decoded to find out). */
+int nz__array_put_stored(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
+			    size_t len)
+{
+	(void)state;
+	return nz__chunk_store(ctx, chunk_index, enc, len);
 }
 
 static void array_state_free(void *state)
@@ -92,11 +102,10 @@ static int put_gaps(nz_array *a, shard_state *s, uint64_t pos, size_t len)
 	return 0;
 }
 
-int nz__array_unit_put(void *ctx, void **state, const uint64_t *chunk_index, const void *data,
-		       size_t len)
+/* Ready the shard for inner chunk `chunk_index`: fill chunks into the gap
+ * before its position. */
+static int unit_advance(nz_array *a, shard_state *s, const uint64_t *chunk_index)
 {
-	nz_array *a = ctx;
-	shard_state *s = *state;
 	uint64_t pos = 0;
 	int err;
 
@@ -107,10 +116,28 @@ int nz__array_unit_put(void *ctx, void **state, const uint64_t *chunk_index, con
 	if (pos < s->next)
 		return nz__error_set(NZ_EINVAL, "writing '%s': inner chunks out of order in a "
 				     "shard", nz_array_path(a));
-	if ((err = put_gaps(a, s, pos, len)) < 0)
+	if ((err = put_gaps(a, s, pos, a->chunk_nbytes)) < 0)
 		return err;
 	s->next++;
-	return nz__shard_put_chunk(s->job, s->scratch, data, len);
+	return 0;
+}
+
+int nz__array_unit_put(void *ctx, void **state, const uint64_t *chunk_index, const void *data,
+		       size_t len)
+{
+	shard_state *s = *state;
+	int err = unit_advance(ctx, s, chunk_index);
+
+	return err < 0 ? err : nz__shard_put_chunk(s->job, s->scratch, data, len);
+}
+
+int nz__array_unit_put_stored(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
+			      size_t len)
+{
+	shard_state *s = *state;
+	int err = unit_advance(ctx, s, chunk_index);
+
+	return err < 0 ? err : nz__shard_put_encoded(s->job, enc, len);
 }
 
 int nz__array_unit_end(void *ctx, void **state)
@@ -167,12 +194,14 @@ void nz__target_sink_array(nz__target *t, nz_array *a)
 			t->units[d] = a->shards[d] / a->chunks[d];
 		t->unit_chunks = t->units;
 		t->put = nz__array_unit_put;
+		t->put_stored = nz__array_unit_put_stored;
 		t->state_free = nz__array_unit_state_free;
 		t->unit_begin = nz__array_unit_begin;
 		t->unit_end = nz__array_unit_end;
 		t->unit_abort = nz__array_unit_abort;
 	} else {
 		t->put = array_put;
+		t->put_stored = nz__array_put_stored;
 		t->state_free = array_state_free;
 	}
 }
@@ -180,6 +209,7 @@ void nz__target_sink_array(nz__target *t, nz_array *a)
 int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src)
 {
 	const char *dtype = nz_array_dtype(a), *sdtype = nz_source_dtype(src);
+	int err;
 
 	memset(t, 0, sizeof *t);
 	t->name = nz_array_path(a);
@@ -197,6 +227,9 @@ int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src)
 	t->chunks = nz_array_chunks(a);
 	t->itemsize = nz_array_itemsize(a);
 	t->fill = nz_array_fill_value(a);
+	if ((err = nz__source_stored_matches(src, a)) < 0)
+		return err;
+	t->passthru = err;
 	return 0;
 }
 

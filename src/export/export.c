@@ -190,6 +190,7 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 				      n->ndim ? n->ndim : 1, n->ndim ? n->shape : one);
 	if (err < 0)
 		return err;
+	nz__h5ds_offer_stored(ds, src);
 	wo.jobs = x->o.jobs;
 	wo.buffer_size = x->o.buffer_size;
 	wo.progress = x->o.progress;
@@ -270,6 +271,31 @@ done:
 	return err;
 }
 
+/* keep_filters: dataset n's HDF5 filters as its Zarr codecs (out->kept), or
+ * the default codec, with a note when a filter has no Zarr codec. Scalars
+ * and compounds holding text or references are written whole with the
+ * default codec, as are datasets without filters. */
+static int keep_filters(xctx *x, const nz__xnode *n, int objects, nz__h5keep *out)
+{
+	nz__h5filters p;
+	char why[160];
+	int err;
+
+	memset(out, 0, sizeof *out);
+	if (n->scalar || (objects && n->type.cls == NZ__XT_COMPOUND))
+		return 0;
+	if ((err = nz__h5_filters(&p, x->f, n->path)) < 0 || nz__h5_keep_codecs(out, &p, n->type.size, !objects))
+		return err;
+	if (out->missing[0]) {
+		x->st.keep_fallbacks++;
+		snprintf(why, sizeof why, "HDF5 filter %s has no Zarr codec: written with the default codec",
+			 out->missing);
+		if (x->o.note)
+			x->o.note(n->path, why, x->o.note_ctx);
+	}
+	return 0;
+}
+
 /* NZ_EXPORT_DATA: this process's part of a large dataset's chunks, into the
  * array a METADATA export created. Everything else was written there. */
 static int write_dataset_part(xctx *x, const nz__xnode *n)
@@ -308,6 +334,7 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 	const uint64_t *shards = NULL;
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
 	nz__hdmf_dset d;
+	nz__h5keep keep = { 0 };
 	json_t *attrs = NULL;
 	nz__h5ds *ds = NULL;
 	nz_array *a = NULL;
@@ -346,6 +373,12 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 	d.compressor = x->o.compressor;
 	d.attrs = attrs;
 	d.shards = shards;
+	if (x->o.keep_filters && (err = keep_filters(x, n, objects, &keep)) < 0)
+		goto done;
+	if (keep.kept) {
+		d.compressor = &keep.compressor;
+		d.filters_json = keep.filters;
+	}
 	if (n->type.cls == NZ__XT_COMPOUND && objects && x->o.zarr_format == 3) {
 		if ((err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) == 0)
 			err = nz__x_write_struct3(&x->h, ds, &x->m, n, nelem, attrs, chunks, &x->st.bytes);
@@ -358,6 +391,10 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		ao.shape = d.shape;
 		ao.chunks = chunks;
 		ao.compressor = x->o.compressor || x->o.zarr_format == 2 ? x->o.compressor : &x->h.compressor;
+		if (keep.kept) {
+			ao.compressor = &keep.compressor;
+			ao.filters_json = keep.filters;
+		}
 		ao.shards = shards;
 		if (x->o.zarr_format == 3)
 			ao.dimension_separator = nz__hdmf_key_separator(store_path(n->path), ao.ndim);
@@ -377,6 +414,7 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		nz__h5ds_stats(ds, &hs);
 		x->st.raw_chunks += hs.raw_chunks;
 		x->st.hdf5_reads += hs.hdf5_reads;
+		x->st.stored_chunks += hs.stored_chunks;
 	}
 done:
 	x->st.datasets++;
@@ -525,6 +563,8 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	if (opts && opts->version >= 1 && opts->version < 3) { /* ends before zarr_format */
 		memcpy(&x.o, opts, offsetof(nz_export_opts, zarr_format));
 		x.o.zarr_format = 2;
+	} else if (opts && opts->version == 3) { /* ends before keep_filters */
+		memcpy(&x.o, opts, offsetof(nz_export_opts, keep_filters));
 	} else if (opts) {
 		x.o = *opts;
 	}
@@ -538,6 +578,9 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 		x.o.zarr_format = 3;
 	if (x.o.zarr_format != 2 && x.o.zarr_format != 3)
 		return nz__error_set(NZ_EINVAL, "export: zarr_format must be 2 or 3, not %d", x.o.zarr_format);
+	if (x.o.keep_filters && x.o.compressor)
+		return nz__error_set(NZ_EINVAL, "export: keep_filters takes each dataset's codecs from its "
+				     "HDF5 filters: no compressor with it");
 	if (x.o.shards && x.o.zarr_format != 3)
 		return nz__error_set(NZ_EINVAL, "export: shards need Zarr v3 (Zarr v2 has no shards)");
 	if (x.o.shards && (!x.o.shards[0] || !x.o.shards[1]))
@@ -586,8 +629,9 @@ done:
 	x.st.chunks_repaired = x.resumed.chunks_repaired;
 	x.st.temp_removed = x.resumed.temp_removed;
 	if (opts && opts->stats)
-		memcpy(opts->stats, &x.st, x.o.version == 1 ? offsetof(nz_export_stats, jobs)
-							    : sizeof x.st);
+		memcpy(opts->stats, &x.st, x.o.version == 1   ? offsetof(nz_export_stats, jobs)
+					   : x.o.version < 4 ? offsetof(nz_export_stats, stored_chunks)
+							     : sizeof x.st);
 	json_decref(x.links);
 	nz__free(x.root_oid);
 	nz__xmodel_clear(&x.m);

@@ -22,6 +22,7 @@
 #include <hdf5.h>
 
 #include "export/model.h"
+#include "nwbzarr/engine.h"
 #include "util/h5lock.h"
 #include "util/error.h"
 
@@ -83,6 +84,40 @@ int nz__h5_attr_json(json_t **out, hid_t attr, hid_t loc, const char *root_oid,
 /** The object_id attribute of the object at `path` or NULL (new string). */
 char *nz__h5_object_id(hid_t loc, const char *path) NZ__H5_HELD;
 
+/* ---- filter pipelines (h5filter.c) ---- */
+
+#define NZ__H5_MAX_FILTERS 16
+
+typedef struct nz__h5filters {
+	int n;
+	struct nz__h5filter {
+		H5Z_filter_t id;
+		char name[64];  /**< libhdf5's name, or the id in decimal */
+		unsigned cd0;   /**< the first client value (deflate: the level) */
+		int available;  /**< this libhdf5 can run it */
+	} v[NZ__H5_MAX_FILTERS];
+} nz__h5filters;
+typedef struct nz__h5filter nz__h5filter;
+
+/** The filter pipeline of dataset `path` (takes the lock). NZ_EFORMAT
+ *  naming the dataset and the file when it cannot be read. */
+int nz__h5_filters(nz__h5filters *out, nz__h5file *f, const char *path);
+
+/** Zarr codecs keeping a pipeline, for nz_export_opts.keep_filters. */
+typedef struct nz__h5keep {
+	int kept;                 /**< 1: use compressor and filters below */
+	nz_compressor compressor; /**< zlib at deflate's level when deflate runs last, else "none" */
+	char filters[256];        /**< JSON list of the numcodecs filters before it */
+	char missing[64];         /**< the filter with no Zarr codec that stopped it */
+} nz__h5keep;
+
+/** Map pipeline `p` to Zarr codecs in its order (shuffle by `itemsize`,
+ *  only if shuffle_ok: not for values written as objects; deflate -> zlib
+ *  at its level; fletcher32 dropped): 1 and out->kept; 0 when there is
+ *  nothing to keep (no filters) or a filter has no Zarr codec (named in
+ *  out->missing): the dataset then takes the default codec. */
+int nz__h5_keep_codecs(nz__h5keep *out, const nz__h5filters *p, size_t itemsize, int shuffle_ok);
+
 /* ---- reading dataset values (h5read.c) ---- */
 
 typedef struct nz__h5ds nz__h5ds;
@@ -91,6 +126,7 @@ typedef struct nz__h5ds nz__h5ds;
 typedef struct nz__h5stats {
 	uint64_t raw_chunks;   /**< chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;   /**< regions read by H5Dread under the lock */
+	uint64_t stored_chunks; /**< chunks handed over as stored (nz__h5ds_offer_stored) */
 } nz__h5stats;
 
 /** Open the dataset of `node` (which must outlive the handle). force_hdf5=1
@@ -107,5 +143,13 @@ int nz__h5ds_raw_path(const nz__h5ds *ds);
 int nz__h5ds_read(nz__h5ds *ds, const uint64_t *start, const uint64_t *count, void *out,
 		  size_t len);
 void nz__h5ds_stats(const nz__h5ds *ds, nz__h5stats *out);
+/** Let `src` (a source reading `ds`, which must outlive it) hand the
+ *  dataset's stored chunks to an array that would store exactly those
+ *  bytes: chunked numbers read raw, filtered by nothing but shuffle (by the
+ *  itemsize) and deflate, into an array of the same (inner) chunk shape
+ *  whose codecs are numcodecs' shuffle and zlib in the HDF5 order (any zlib
+ *  level: the stored bytes keep the file's). Chunks not allocated or with a
+ *  filter skipped are read and encoded as usual. No-op otherwise. */
+void nz__h5ds_offer_stored(nz__h5ds *ds, nz_source *src);
 
 #endif

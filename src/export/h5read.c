@@ -2,14 +2,19 @@
  * the one lock; for chunked little-endian numbers filtered only by deflate,
  * shuffle and fletcher32 the lock covers just H5Dread_chunk (a raw read) and
  * the decoding runs on the caller's thread with our own codecs, so that with
- * N workers N chunks inflate at once. */
+ * N workers N chunks inflate at once. Where the array written stores its
+ * chunks exactly as HDF5 filtered them (shuffle and deflate are numcodecs'
+ * shuffle and zlib), the stored chunks are handed over unchanged instead
+ * (nz__h5ds_stored_ops). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "codec/codec.h"
+#include "engine/source.h"
 #include "export/h5.h"
 #include "util/alloc.h"
+#include "zarr/zarr_impl.h"
 
 #define MAX_FILTERS 8
 
@@ -26,11 +31,13 @@ struct nz__h5ds {
 	hid_t dset;
 	nz__h5conv conv;
 	int raw;                    /* the raw-chunk path applies */
+	int storable;               /* raw, and only shuffle (by the itemsize) and deflate */
+	int dont_filter_partial;    /* H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS */
 	int nfilters;
 	H5Z_filter_t filters[MAX_FILTERS];
 	nz_codec *zlib, *shuffle;   /* decoders for deflate and shuffle */
 	size_t chunk_nbytes;
-	atomic_uint_least64_t raw_chunks, hdf5_reads;
+	atomic_uint_least64_t raw_chunks, hdf5_reads, stored_chunks;
 	pthread_mutex_t pool_mu;
 	scratch *pool; /* idle scratch sets, at most one per concurrent reader */
 };
@@ -70,7 +77,8 @@ static int make_codec(nz_codec **out, const char *json_text)
 NZ__H5_HELD static int plan_raw(nz__h5ds *ds, hid_t dcpl)
 {
 	const nz__xnode *n = ds->node;
-	int i, nf;
+	int i, nf, storable = 1;
+	unsigned opts = 0;
 	char cfg[64];
 
 	if (n->scalar || !n->chunks[0] || !ds->conv.raw_le || ds->conv.type.cls == NZ__XT_COMPOUND ||
@@ -90,14 +98,21 @@ NZ__H5_HELD static int plan_raw(nz__h5ds *ds, hid_t dcpl)
 		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
 		if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
 			return 0;
+		/* fletcher32 appends a checksum no Zarr reader strips; a shuffle
+		 * by another size than the element's is not numcodecs' */
+		if (id == H5Z_FILTER_FLETCHER32 || (id == H5Z_FILTER_SHUFFLE && ncd >= 1 && cd[0] != ds->conv.type.size))
+			storable = 0;
 		ds->filters[i] = id;
 	}
 	ds->nfilters = nf;
+	if (H5Pget_chunk_opts(dcpl, &opts) >= 0)
+		ds->dont_filter_partial = (opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0;
 	if (make_codec(&ds->zlib, "{\"id\": \"zlib\", \"level\": 1}") < 0)
 		return -1;
 	snprintf(cfg, sizeof cfg, "{\"id\": \"shuffle\", \"elementsize\": %zu}", ds->conv.type.size);
 	if (make_codec(&ds->shuffle, cfg) < 0)
 		return -1;
+	ds->storable = storable;
 	return 1;
 }
 
@@ -182,6 +197,96 @@ void nz__h5ds_stats(const nz__h5ds *ds, nz__h5stats *out)
 {
 	out->raw_chunks = atomic_load(&ds->raw_chunks);
 	out->hdf5_reads = atomic_load(&ds->hdf5_reads);
+	out->stored_chunks = atomic_load(&ds->stored_chunks);
+}
+
+/* A partial edge chunk of a dataset made with
+ * H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS is stored unfiltered, yet its filter
+ * mask says 0 (libhdf5 knows from the layout, not from the chunk). */
+static int partial_unfiltered(const nz__h5ds *ds, const hsize_t *off)
+{
+	int d;
+
+	if (!ds->dont_filter_partial)
+		return 0;
+	for (d = 0; d < ds->node->ndim; d++)
+		if (off[d] + ds->node->chunks[d] > ds->node->shape[d])
+			return 1;
+	return 0;
+}
+
+/* 1 when a chunk of `a` may be this dataset's stored chunk as it is: its
+ * (inner) chunks are the HDF5 chunks and its codecs the HDF5 filters in
+ * their order (the dtypes, little-endian, the engine compares). */
+static int stored_matches(void *ctx, const nz_array *a)
+{
+	static const char *const shuffle = "shuffle", *const zlib = "zlib";
+	const char *ids[MAX_FILTERS];
+	nz__h5ds *ds = ctx;
+	const nz__xnode *n = ds->node;
+	int i;
+
+	if (!ds->storable || nz_array_ndim(a) != n->ndim)
+		return 0;
+	for (i = 0; i < n->ndim; i++)
+		if (nz_array_chunks(a)[i] != n->chunks[i])
+			return 0;
+	for (i = 0; i < ds->nfilters; i++)
+		ids[i] = ds->filters[i] == H5Z_FILTER_SHUFFLE ? shuffle : zlib;
+	return nz__array_chain_is(a, ids, (size_t)ds->nfilters);
+}
+
+/* Chunk `off` (element offsets) as stored, into *out, with its filter
+ * mask: 0; 1 when the chunk is not allocated; < 0 on errors. */
+static int read_stored(nz__h5ds *ds, const hsize_t *off, nz_buf *out, uint32_t *mask)
+{
+	hsize_t size = 0;
+	int err = 0;
+
+	nz__h5_lock();
+	if (H5Dget_chunk_storage_size(ds->dset, off, &size) < 0 || size == 0) {
+		H5Eclear2(H5E_DEFAULT);
+		nz__h5_unlock();
+		return 1;
+	}
+	if ((err = nz__buf_reserve(out, (size_t)size)) == 0 &&
+	    H5Dread_chunk(ds->dset, H5P_DEFAULT, off, mask, out->data) < 0)
+		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot read a raw chunk from '%s'", ds->node->path,
+				   ds->file->path);
+	nz__h5_unlock();
+	if (err == 0)
+		out->len = (size_t)size;
+	return err;
+}
+
+/* The stored bytes of HDF5 chunk `index` (in chunks), when every filter ran
+ * on it; 1 when it is not allocated or a filter was skipped (a partial edge
+ * chunk under H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS): then it is decoded. */
+static int stored_get(void *ctx, const uint64_t *index, nz_buf *out)
+{
+	nz__h5ds *ds = ctx;
+	hsize_t off[NZ_MAX_DIMS];
+	uint32_t mask = 0;
+	int i, err;
+
+	for (i = 0; i < ds->node->ndim; i++)
+		off[i] = index[i] * ds->node->chunks[i];
+	if (partial_unfiltered(ds, off))
+		return 1;
+	if ((err = read_stored(ds, off, out, &mask)) != 0)
+		return err;
+	if (mask != 0)
+		return 1;
+	atomic_fetch_add(&ds->stored_chunks, 1);
+	return 0;
+}
+
+static const nz__stored_ops stored_ops = { stored_matches, stored_get };
+
+void nz__h5ds_offer_stored(nz__h5ds *ds, nz_source *src)
+{
+	if (ds->storable)
+		nz__source_set_stored(src, &stored_ops, ds);
 }
 
 /* H5Dread of a hyperslab (libhdf5 decodes, converts, fills missing chunks). */
@@ -263,26 +368,16 @@ static void copy_box(unsigned char *dst, const uint64_t *dst_org, const uint64_t
  * the chunk is not stored (the caller falls back). */
 static int read_raw_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, nz_buf *tmp)
 {
-	hsize_t off[NZ_MAX_DIMS], nbytes = 0;
+	hsize_t off[NZ_MAX_DIMS];
 	uint32_t mask = 0;
 	int i, err = 0, n = ds->node->ndim;
 
 	for (i = 0; i < n; i++)
 		off[i] = corg[i];
-	nz__h5_lock();
-	if (H5Dget_chunk_storage_size(ds->dset, off, &nbytes) < 0 || nbytes == 0) {
-		H5Eclear2(H5E_DEFAULT);
-		nz__h5_unlock();
-		return 1;
-	}
-	if ((err = nz__buf_reserve(raw, (size_t)nbytes)) == 0 &&
-	    H5Dread_chunk(ds->dset, H5P_DEFAULT, off, &mask, raw->data) < 0)
-		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot read a raw chunk from '%s'", ds->node->path,
-				   ds->file->path);
-	nz__h5_unlock();
-	if (err < 0)
+	if ((err = read_stored(ds, off, raw, &mask)) != 0)
 		return err;
-	raw->len = (size_t)nbytes;
+	if (partial_unfiltered(ds, off))
+		mask = ~0u;
 	/* Undo the pipeline in reverse; a set mask bit means the filter was skipped. */
 	for (i = ds->nfilters - 1; i >= 0; i--) {
 		nz_buf swap;

@@ -44,35 +44,15 @@ static const nz_source_ops h5src_ops = { NZ_SOURCE_OPS_VERSION, h5src_read, h5sr
 /* Every filter of the dataset's pipeline must be one this libhdf5 has:
  * h5py and hdf5plugin register theirs (lzf, blosc, ...) only in their own
  * copy of libhdf5, and a read would fail halfway through the write. */
-NZ__H5_FREE static int check_filters(const nz__h5file *f, const char *path)
+static int check_filters(nz__h5file *f, const char *path)
 {
-	hid_t d, dcpl = -1;
-	int i, nf, err = 0;
+	nz__h5filters p;
+	int i, err = nz__h5_filters(&p, f, path);
 
-	nz__h5_lock();
-	if ((d = H5Dopen2(f->fid, path, H5P_DEFAULT)) < 0 || (dcpl = H5Dget_create_plist(d)) < 0) {
-		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot open dataset in '%s'", path, f->path);
-		goto done;
-	}
-	nf = H5Pget_nfilters(dcpl);
-	for (i = 0; i < nf && !err; i++) {
-		unsigned flags, cd[8];
-		size_t ncd = 8;
-		char name[64] = "";
-		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
-		if (id < 0)
-			err = nz__h5_error(NZ_EFORMAT, "'%s' in '%s': unreadable filter pipeline", path, f->path);
-		else if (H5Zfilter_avail(id) <= 0)
+	for (i = 0; i < p.n && !err; i++)
+		if (!p.v[i].available)
 			err = nz__error_set(NZ_EUNSUPPORTED, "'%s' in '%s': HDF5 filter %d (%s) is not available "
-					    "to nwbzarr's libhdf5", path, f->path, (int)id, name[0] ? name : "unnamed");
-	}
-done:
-	if (dcpl >= 0)
-		H5Pclose(dcpl);
-	if (d >= 0)
-		H5Dclose(d);
-	H5Eclear2(H5E_DEFAULT);
-	nz__h5_unlock();
+					    "to nwbzarr's libhdf5", path, f->path, (int)p.v[i].id, p.v[i].name);
 	return err;
 }
 
@@ -110,6 +90,7 @@ int nz_source_open_hdf5(nz_source **out, const char *file, const char *dataset,
 		goto done;
 	if ((err = nz_source_from_callback(out, &h5src_ops, s, dtype, s->node.ndim, s->node.shape)) < 0)
 		goto done;
+	nz__h5ds_offer_stored(s->ds, *out);
 	s = NULL; /* the source owns it */
 done:
 	h5src_free(s);
@@ -128,5 +109,6 @@ int nz_source_hdf5_stats(const nz_source *src, nz_hdf5_source_stats *out)
 	out->raw_path = nz__h5ds_raw_path(s->ds);
 	out->raw_chunks = hs.raw_chunks;
 	out->hdf5_reads = hs.hdf5_reads;
+	out->stored_chunks = hs.stored_chunks;
 	return 0;
 }

@@ -225,6 +225,7 @@ static int dset_create3(nz_array **out, nz__hdmf *h, const char *path, const nz_
 	ao.chunks = scalar ? NULL : chunks;
 	ao.fill_value_json = fill3_for(d->dtype);
 	ao.compressor = d->compressor ? d->compressor : &h->compressor;
+	ao.filters_json = d->filters_json;
 	ao.object_codec = d->object_codec == NZ_OBJECT_NONE ? NZ_OBJECT_NONE : NZ_OBJECT_VLEN_UTF8;
 	ao.shards = d->shards;
 	ao.dimension_separator = nz__hdmf_key_separator(path, ao.ndim);
@@ -262,6 +263,7 @@ int nz__hdmf_dset_create(nz_array **out, nz__hdmf *h, const char *path, const nz
 	ao.chunks = chunks;
 	ao.fill_value_json = fill_for(d->dtype);
 	ao.compressor = d->compressor ? d->compressor : &h->compressor;
+	ao.filters_json = d->filters_json;
 	ao.object_codec = d->object_codec;
 	if ((err = nz_array_create(&a, h->store, path, &ao)) < 0)
 		goto done;

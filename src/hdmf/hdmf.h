@@ -150,6 +150,9 @@ typedef struct nz__hdmf_dset {
 	const char *const *dims;
 	/** v3 only: ndim shard sizes (multiples of chunks); NULL = unsharded. */
 	const uint64_t *shards;
+	/** numcodecs filter configs before the compressor (nz_array_opts'
+	 *  filters_json); NULL = none. */
+	const char *filters_json;
 } nz__hdmf_dset;
 
 /** Create the array at `path` with its .zarray and .zattrs (zarr_dtype,
@@ -334,7 +337,9 @@ int nz__hdmf_dir_is_fresh(const char *path);
 
 /** Write `src` into `a` (on `store`) through the engine like
  *  nz_write_array, keeping every chunk already stored that decodes to
- *  exactly the data it must hold; chunks missing or corrupt are written.
+ *  exactly the data it must hold (a chunk the source hands over as stored
+ *  bytes: that holds exactly those bytes); chunks missing or corrupt are
+ *  written.
  *  The counts are added to *acc (temp_removed untouched). */
 int nz__hdmf_write_resumed(nz_array *a, nz_store *store, nz_source *src,
 			   const nz_write_opts *wo, nz_nwb_resume_info *acc);

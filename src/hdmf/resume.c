@@ -300,6 +300,31 @@ static int resume_put(void *ctx, void **state, const uint64_t *index, const void
 	return nz_array_write_chunk(r->a, s->scratch, index, data, len);
 }
 
+/* A chunk moved as stored bytes: kept when the stored value is those bytes. */
+static int resume_put_stored(void *ctx, void **state, const uint64_t *index, const void *enc, size_t len)
+{
+	resume_sink *r = ctx;
+	void *old = NULL;
+	size_t n = 0;
+	char *key = NULL;
+	int err;
+	if ((err = nz_array_chunk_key(&key, r->a, index)) < 0)
+		return err;
+	err = nz_store_get(r->store, key, &old, &n);
+	nz_free(key);
+	if (err == 0 && n == len && memcmp(old, enc, len) == 0) {
+		nz_free(old);
+		atomic_fetch_add(&r->kept, 1);
+		return 0;
+	}
+	nz_free(old);
+	if (err < 0 && err != NZ_ENOTFOUND)
+		return err;
+	nz_error_clear();
+	atomic_fetch_add(err == 0 ? &r->repaired : &r->written, 1);
+	return nz__array_put_stored(r->a, state, index, enc, len);
+}
+
 /* Sharded arrays: a shard is kept whole when its index reads back and
  * validates (every range inside the object, none overlapping), without
  * decoding its chunks: shards are committed atomically, so one that is
@@ -323,6 +348,12 @@ static int resume_unit_put(void *ctx, void **state, const uint64_t *index, const
 			   size_t len)
 {
 	return nz__array_unit_put(((resume_sink *)ctx)->a, state, index, data, len);
+}
+
+static int resume_unit_put_stored(void *ctx, void **state, const uint64_t *index, const void *enc,
+				  size_t len)
+{
+	return nz__array_unit_put_stored(((resume_sink *)ctx)->a, state, index, enc, len);
 }
 
 static int resume_unit_end(void *ctx, void **state)
@@ -351,11 +382,13 @@ static int resume_target(nz__target *t, resume_sink *r, nz_array *a, nz_store *s
 	t->ctx = r;
 	if (t->unit_chunks) {
 		t->put = resume_unit_put;
+		t->put_stored = resume_unit_put_stored;
 		t->unit_begin = resume_unit_begin;
 		t->unit_end = resume_unit_end;
 		t->unit_abort = resume_unit_abort;
 	} else {
 		t->put = resume_put;
+		t->put_stored = resume_put_stored;
 		t->state_free = state_free;
 	}
 	return 0;

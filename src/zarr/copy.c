@@ -3,7 +3,9 @@
  * Where the codec chain carries over, the stored bytes move unchanged (no
  * decode, no encode: the v3 chunk is the v2 chunk file byte for byte);
  * otherwise each chunk is decoded and encoded again. Either way the result
- * depends only on the source, never on which thread copies which unit. */
+ * depends only on the source, never on which thread copies which unit.
+ * nz__array_chain_is tells other layers (export from HDF5) whether bytes
+ * encoded elsewhere are an array's chunks as they stand. */
 #include <string.h>
 
 #include "util/alloc.h"
@@ -42,6 +44,30 @@ int nz_array_chunks_reusable(const nz_array *dst, const nz_array *src)
 	json_decref(a);
 	json_decref(b);
 	return same;
+}
+
+int nz__array_chain_is(const nz_array *a, const char *const *ids, size_t n)
+{
+	size_t i;
+	if (a->ocodec != NZ_OBJECT_NONE || a->transposed || a->dtype.kind == 'V' ||
+	    (a->dtype.big_endian && a->dtype.itemsize > 1) || a->nfilters + (a->compressor != NULL) != n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const nz_codec *c = i < a->nfilters ? a->filters[i] : a->compressor;
+		json_t *cfg = NULL;
+		int err, same;
+		if (strcmp(nz__codec_id(c), ids[i]) != 0)
+			return 0;
+		if (strcmp(ids[i], "shuffle") != 0)
+			continue;
+		if ((err = nz__codec_to_json(&cfg, c)) < 0)
+			return err;
+		same = json_integer_value(json_object_get(cfg, "elementsize")) == (json_int_t)a->dtype.itemsize;
+		json_decref(cfg);
+		if (!same)
+			return 0;
+	}
+	return 1;
 }
 
 /* The arrays must hold the same elements in the same chunks. */

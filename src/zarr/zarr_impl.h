@@ -104,6 +104,15 @@ int nz__shard_put_chunk_vlen(nz__shard_job *j, nz_scratch *s, const char *const 
 int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len);
 int nz__shard_end(nz__shard_job *j);
 void nz__shard_abort(nz__shard_job *j);
+/** 1 if a chunk of `a` is stored as exactly the numcodecs `ids` (n of
+ *  them, in order: "shuffle", "zlib", ...) applied to the chunk's C-order
+ *  little-endian bytes, so that bytes another writer made that way are a
+ *  valid chunk of `a`: a fixed-size dtype, little-endian (or of one byte),
+ *  not transposed, the bytes codecs (v2: filters then compressor; v3: those
+ *  after "bytes") are those ids, and shuffle's elementsize is the itemsize.
+ *  Other parameters (zlib's level) are not compared: decoding ignores
+ *  them. 0 if not; NZ_ENOMEM. */
+int nz__array_chain_is(const nz_array *a, const char *const *ids, size_t n);
 /** 1 if every element of a full chunk equals the fill value (NaN = NaN). */
 int nz__chunk_is_empty(const nz_array *a, const unsigned char *data);
 

@@ -70,11 +70,17 @@ for rows in (300000, 3600000, 16384, 1):
 assert bench_export3.shard_rows(3600000) == 16384 * 22
 
 bench_export3.check_codec([{"name": "zstd", "configuration": {"level": 3, "checksum": False}}], "zstd")
-for wrong, codec in (({"name": "zstd", "configuration": {"level": 0}}, "zstd"),
-                     ({"name": "numcodecs.zlib", "configuration": {"level": 4}}, "zstd"),
-                     ({"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5}}, "blosc-lz4")):
+SHUF = {"name": "numcodecs.shuffle", "configuration": {"elementsize": 2}}
+ZLIB4 = {"name": "numcodecs.zlib", "configuration": {"level": 4}}
+bench_export3.check_codec([{"name": "bytes"}, SHUF, ZLIB4], "keep")
+for wrong, codec in (([{"name": "zstd", "configuration": {"level": 0}}], "zstd"),
+                     ([ZLIB4], "zstd"),
+                     ([{"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5}}], "blosc-lz4"),
+                     ([{"name": "bytes"}, ZLIB4], "keep"),
+                     ([{"name": "bytes"}, SHUF, {"name": "numcodecs.zlib", "configuration": {"level": 1}}], "keep"),
+                     ([{"name": "bytes"}, {"name": "zstd", "configuration": {"level": 3}}], "keep")):
     try:
-        bench_export3.check_codec([wrong], codec)
+        bench_export3.check_codec(wrong, codec)
     except AssertionError:
         continue
     raise SystemExit(f"check_codec accepted {wrong} for {codec}")

@@ -253,11 +253,7 @@ static void test_refusals(void)
 
 int main(void)
 {
-	const char *t = getenv("NZ_TMP");
-
-	snprintf(tmp, sizeof tmp, "%s/test_h5source", t ? t : "/tmp");
-	nz_test_rm_rf(tmp);
-	ASSERT(mkdir(tmp, 0755) == 0);
+	nz_test_scratch_dir(tmp, sizeof tmp, "test_h5source");
 	snprintf(file, sizeof file, "%s/src.h5", tmp);
 	snprintf(bad, sizeof bad, "%s/bad.h5", tmp);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

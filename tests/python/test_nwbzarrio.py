@@ -179,13 +179,25 @@ for label, h5opts in (("plain", {}), ("gzip", {"compression": "gzip"})):
     what = f"export from {label} HDF5"
     by_engine(io.engine_stats, what)  # gzip: hdmf-zarr's numcodecs.zlib
     h5st = io.engine_stats["acquisition/ts/data"].get("hdf5", {})
-    check(h5st.get("raw_path") and h5st.get("raw_chunks") == H5_CHUNKS and h5st.get("hdf5_reads") == 0,
-          f"{what}: the engine read every HDF5 chunk raw itself, each once, none through h5py ({h5st})")
+    # gzip: hdmf-zarr's codecs are the HDF5 filters (numcodecs.zlib), so the
+    # stored chunks move unchanged; plain: hdmf-zarr's zstd, so each chunk is
+    # read raw and encoded.
+    moved, decoded = (H5_CHUNKS, 0) if label == "gzip" else (0, H5_CHUNKS)
+    check(h5st.get("raw_path") and h5st.get("raw_chunks") == decoded and h5st.get("stored_chunks") == moved
+          and h5st.get("hdf5_reads") == 0,
+          f"{what}: the engine read every HDF5 chunk raw itself, each once, none through h5py, "
+          f"{moved} moved as stored ({h5st})")
     check(nwbzarr.verify(h5, tmp(f"exp_nz_{label}.nwb.zarr")) == [],
           f"{what}: nwbzarr.verify finds the export equal to its source")
     check(np.array_equal(read_back(tmp(f"exp_nz_{label}.nwb.zarr"))[0], data), f"{what}, 2 jobs: equal")
     same_layout(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), what)
     same_values(tmp(f"exp_hdmf_{label}.nwb.zarr"), tmp(f"exp_nz_{label}.nwb.zarr"), "acquisition/ts/data", what)
+# The gzip export's chunks are the HDF5 file's stored chunks byte for byte.
+with h5py.File(h5, "r") as f:
+    d = f["acquisition/ts/data"]
+    stored = {f"{i}/0": d.id.read_direct_chunk((i * 8192, 0))[1] for i in range(H5_CHUNKS)}
+check(chunk_files(tmp("exp_nz_gzip.nwb.zarr"), "acquisition/ts/data") == stored,
+      "export from gzip HDF5: every Zarr chunk is H5Dread_chunk's bytes, unchanged")
 # 1, 2 and 3 jobs from the gzip file
 for jobs in (1, 3):
     by_engine(export(h5, f"exp_j{jobs}.nwb.zarr", number_of_jobs=jobs).engine_stats, f"export, {jobs} jobs",
@@ -231,10 +243,11 @@ check("hdf5" not in io.engine_stats["acquisition/ts/data"] and why and "filter 3
 check(np.array_equal(read_back(tmp("exp_lzf.nwb.zarr"))[0], data), "export from lzf HDF5: equal")
 logging.getLogger("nwbzarr").removeHandler(logged)
 
-# A corrupt gzip chunk: an NWBZarrError naming the file and the dataset, the
-# output left marked incomplete.
+# A corrupt gzip chunk that is decoded (fletcher32 keeps the chunks from
+# moving as stored: hdmf-zarr drops the checksum): an NWBZarrError naming the
+# file and the dataset, the output left marked incomplete.
 bad = tmp("corrupt.nwb")
-shutil.copy(tmp("src_gzip.nwb"), bad)
+h5_written({"compression": "gzip", "fletcher32": True}, "corrupt.nwb")
 with h5py.File(bad, "r") as f:
     info = f["acquisition/ts/data"].id.get_chunk_info(7)
 with open(bad, "r+b") as f:
@@ -251,6 +264,25 @@ check(os.path.exists(tmp("exp_bad.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)),
       "an export failed on a corrupt chunk stays marked incomplete")
 check(json.load(open(tmp("exp_bad.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
       "an export failed on a corrupt chunk is not consolidated")
+# A corrupt chunk moved as stored is not decoded: it arrives as it was, and
+# the reader's decode fails on it.
+moved = tmp("corrupt_moved.nwb")
+shutil.copy(tmp("src_gzip.nwb"), moved)
+with h5py.File(moved, "r") as f:
+    info = f["acquisition/ts/data"].id.get_chunk_info(7)
+with open(moved, "r+b") as f:
+    f.seek(info.byte_offset + info.size // 2)
+    f.write(b"\xa5" * 64)
+io = export(moved, "exp_moved.nwb.zarr", number_of_jobs=2)
+with open(tmp("exp_moved.nwb.zarr/acquisition/ts/data/c/7/0"), "rb") as f, open(moved, "rb") as g:
+    g.seek(info.byte_offset)
+    check(f.read() == g.read(info.size), "a corrupt chunk moved as stored arrives as the file holds it")
+try:
+    zarr.open_array(tmp("exp_moved.nwb.zarr/acquisition/ts/data"), mode="r")[7 * 8192:8 * 8192]
+    check(False, "zarr-python fails to decode a moved corrupt chunk")
+except Exception as e:  # numcodecs' zlib error
+    check("zlib" in repr(e).lower() or "error" in repr(e).lower(),
+          f"zarr-python fails to decode a moved corrupt chunk ({e!r})")
 
 # hdmf cannot take a bare zarr array as data (it iterates it); a zarr array
 # is copied when a Zarr file is exported with link_data=False.
