@@ -144,24 +144,29 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         time: the memory budget holds)."""
         if self._nz_overlap is not None:
             self._nz_overlap.finish()
-        stats = self._nz_engine(dset.path, source)
+        stats = self._nz_engine(dset.path, source)()
         self.engine_stats[dset.path] = stats
         return stats
 
-    def _nz_engine(self, path, source, cancel=None):
-        """The engine's write_array of ``source`` into the array ``path``
-        (any thread; ``cancel`` a threading.Event for a background one)."""
+    def _nz_engine(self, path, source):
+        """The engine's write_array of ``source`` into the array ``path``, as
+        a function of ``cancel`` (a threading.Event for a background thread,
+        or None) to run on any thread; its settings are read now."""
         skip = not zarr.config.get("array.write_empty_chunks", False)
         source = dict(source)
         fallback = source.pop("fallback", None)
-        kw = {"jobs": self._nz_jobs, "buffer_size": self._nz_budget, "skip_empty": skip, "cancel": cancel}
-        try:
-            return _nwbzarr.write_array(self._nz_store(), path, **kw, **source)
-        except NWBZarrError as e:
-            if fallback is None or e.code != _nwbzarr.EUNSUPPORTED:
-                raise
-            log.debug("%s: read through h5py under the GIL: %s", path, e.message)
-            return _nwbzarr.write_array(self._nz_store(), path, **kw, **fallback)
+        store = self._nz_store()
+        kw = {"jobs": self._nz_jobs, "buffer_size": self._nz_budget, "skip_empty": skip}
+
+        def run(cancel=None):
+            try:
+                return _nwbzarr.write_array(store, path, **kw, cancel=cancel, **source)
+            except NWBZarrError as e:
+                if fallback is None or e.code != _nwbzarr.EUNSUPPORTED:
+                    raise
+                log.debug("%s: read through h5py under the GIL: %s", path, e.message)
+                return _nwbzarr.write_array(store, path, **kw, cancel=cancel, **fallback)
+        return run
 
     def _nz_fill_later(self, dset, source, data, target):
         """Fill ``dset`` on the background thread (a source that needs no
@@ -178,7 +183,7 @@ class NWBZarrIO(_HdmfNWBZarrIO):
             else:
                 raise error
 
-        self._nz_overlap.submit(lambda cancel: self._nz_engine(path, source, cancel), done)
+        self._nz_overlap.submit(self._nz_engine(path, source), done)
 
     def _nz_wants(self, shape, dtype):
         """Whether a dataset of this shape and numpy dtype goes to the engine."""
