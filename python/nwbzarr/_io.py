@@ -107,12 +107,14 @@ class NWBZarrIO(_HdmfNWBZarrIO):
                 warnings.filterwarnings("ignore", message=f"Object at {_nwbzarr.INCOMPLETE_MARKER} ")
 
             def __exit__(self, exc_type, exc, tb):
-                if io._nz_overlap is not None:
-                    # on success finish() emptied it; on failure stop the fills
-                    io._nz_overlap.stop() if exc_type is not None else io._nz_overlap.close()
+                try:
+                    if io._nz_overlap is not None:
+                        # on success finish() emptied it; on failure stop the fills
+                        io._nz_overlap.stop() if exc_type is not None else io._nz_overlap.close()
+                finally:  # a Ctrl-C while waiting: still reset, but left marked
                     io._nz_overlap = None
-                self.warnings.__exit__(exc_type, exc, tb)
-                io._nz_jobs = None
+                    self.warnings.__exit__(exc_type, exc, tb)
+                    io._nz_jobs = None
                 if exc_type is None and io._nz_marker:
                     os.remove(io._nz_marker)
                 return False
