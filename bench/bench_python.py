@@ -2,7 +2,10 @@
 NWBFile whose TimeSeries is a memmap of a 384-channel int16 recording, at
 number_of_jobs 1 and 2, with hdmf-zarr 0.14's default codec (zarr's zstd
 level 0) and blosc-lz4 (a ZarrDataIO, the same for both); `nwbzarr convert`
-of the same data and codec; export of the gzip NWB HDF5 file through both.
+of the same data and codec, with its own layout (v3 shards of all-channel
+chunks) and, as `convert_hdmf_chunks`, with the chunks zarr-python picks for
+the NWBZarrIOs (one file per chunk, Zarr v2: the same work as theirs, whose
+chunks are column strips); export of the gzip NWB HDF5 file through both.
 
 usage: python bench/bench_python.py BUILD_DIR [SECONDS=60] [WORKDIR]
 QUICK=1 in the environment: 5 s of recording (a check, not a measurement);
@@ -10,14 +13,16 @@ ONLY=export (or write, convert): only those variants (export: the gzip
 file's series through hdmf-zarr's default export codec, numcodecs.zlib: the
 HDF5 filter, so nwbzarr moves the stored chunks).
 (with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
-interpreter). Each run is its own process under /usr/bin/time (peak RSS);
-time is to data on disk (the write plus a sync). Prints CSV rows
-(variant,codec,jobs,write_s,process_s,cpu_s,peak_rss_mib: cpu_s is the
-child's user + system seconds, what to compare on a loaded machine) and
-checks each output reads back.
+interpreter). Each run is its own process under /usr/bin/time (peak RSS,
+CPU); time is to data on disk (the write plus a sync). Prints CSV rows
+(variant,codec,jobs,write_s,process_s,peak_rss_mib,write_cpu_s,process_cpu_s:
+user + system seconds of the timed write and of the whole process, all
+threads; CPU is the steady figure on a loaded machine) and checks each
+output reads back.
 """
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -82,6 +87,12 @@ def one(kind, codec, jobs, raw, out, frames):
         f.add_acquisition(TimeSeries(name="ts", data=d, unit="V", rate=30000.0))
         return f
 
+    def cpu():
+        """This process's every thread, and hdmf-zarr's pool workers once reaped."""
+        rs = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+        return sum(r.ru_utime + r.ru_stime for r in rs)
+
+    c = cpu()
     t = time.perf_counter()
     if kind in ("hdmf_zarr", "nwbzarr"):
         cls = HdmfIO if kind == "hdmf_zarr" else NzIO
@@ -94,10 +105,12 @@ def one(kind, codec, jobs, raw, out, frames):
             io.export(src_io=src, write_args={"link_data": False}, **kw)
     os.sync()
     elapsed = time.perf_counter() - t
+    c = cpu() - c
     with HdmfIO(out, mode="r") as io:
         got = io.read().acquisition["ts"].data
         assert got.shape == shape and np.array_equal(got[-1000:], mm[-1000:]), "output differs"
     print(f"SECONDS {elapsed:.3f}")
+    print(f"CPU {c:.3f}")
 
 
 def make_h5(raw, frames):
@@ -117,19 +130,27 @@ def make_h5(raw, frames):
         io.write(f)
 
 
+def zarr_chunks(shape):
+    """The chunks zarr-python gives an int16 array of this shape when none
+    are asked (what hdmf-zarr writes the TimeSeries with, in both codecs)."""
+    import zarr
+
+    return zarr.create_array(store=zarr.storage.MemoryStore(), shape=shape, dtype="int16").chunks
+
+
 def timed(cmd):
-    """(seconds reported or measured, process seconds, CPU seconds, peak RSS
-    MiB) of one child process."""
+    """(seconds reported or measured, wall seconds, peak RSS MiB, CPU
+    seconds reported or measured, CPU seconds) of one child process."""
     t = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M\nCPU %U %S", *cmd], capture_output=True, text=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M %U %S", *cmd], capture_output=True, text=True)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
     secs = [float(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("SECONDS ")]
-    rss = [int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("RSS ")]
-    cpu = [float(line.split()[1]) + float(line.split()[2]) for line in p.stderr.splitlines()
-           if line.startswith("CPU ")]
-    return (secs[0] if secs else wall), wall, cpu[-1], rss[-1] / 1024
+    cpus = [float(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("CPU ")]
+    rss = [line.split()[1:] for line in p.stderr.splitlines() if line.startswith("RSS ")]
+    cpu = float(rss[-1][1]) + float(rss[-1][2])
+    return (secs[0] if secs else wall), wall, int(rss[-1][0]) / 1024, (cpus[0] if cpus else cpu), cpu
 
 
 def main():
@@ -148,11 +169,12 @@ def main():
         make_h5(raw, frames)
     cli = os.path.join(BUILD, "src", "cli", "nwbzarr")
     out = os.path.join(work, "out.nwb.zarr")
-    print("variant,codec,jobs,write_s,process_s,cpu_s,peak_rss_mib", flush=True)
-    runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4") for k in ("hdmf_zarr", "nwbzarr", "convert")
-            for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
+    print(f"# load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    print("variant,codec,jobs,write_s,process_s,peak_rss_mib,write_cpu_s,process_cpu_s", flush=True)
+    runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4")
+            for k in ("hdmf_zarr", "nwbzarr", "convert", "convert_hdmf_chunks") for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
     only = os.environ.get("ONLY")
-    group = {"hdmf_zarr": "write", "nwbzarr": "write", "convert": "convert"}
+    group = {"hdmf_zarr": "write", "nwbzarr": "write", "convert": "convert", "convert_hdmf_chunks": "convert"}
     for kind, codec, jobs in runs:
         if only and group.get(kind, "export") != only:
             continue
@@ -160,14 +182,17 @@ def main():
             continue  # hdmf-zarr 0.14's NWBZarrIO.export takes no number_of_jobs
         shutil.rmtree(out, ignore_errors=True)
         os.sync()
-        if kind == "convert":
+        if kind.startswith("convert"):
             comp = ["--compressor", "zstd", "--clevel", "3"] if codec == "zstd-default" else []
+            if kind == "convert_hdmf_chunks":
+                comp += ["--zarr-format", "2", "--chunks", ",".join(map(str, zarr_chunks((frames, 384))))]
             cmd = [cli, "convert", raw, "-o", out, "--channels", "384", "--rate", "30000", "-j", str(jobs),
                    "--quiet", *comp]
         else:
             cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, codec, str(jobs), raw, out, str(frames)]
-        write_s, process_s, cpu_s, rss = timed(cmd)
-        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{cpu_s:.2f},{rss:.0f}", flush=True)
+        write_s, process_s, rss, write_cpu, cpu = timed(cmd)
+        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f},{write_cpu:.2f},{cpu:.2f}", flush=True)
+    print(f"# load average {os.getloadavg()[0]:.2f} at end", flush=True)
 
 
 if __name__ == "__main__":

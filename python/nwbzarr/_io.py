@@ -26,6 +26,7 @@ from hdmf_zarr.nwb import NWBZarrIO as _HdmfNWBZarrIO
 
 from . import _nwbzarr
 from ._lib import NWBZarrError, resolve_jobs
+from ._overlap import Overlap
 from ._sources import GrowingReader, IteratorReader, array_source
 
 log = logging.getLogger("nwbzarr")
@@ -58,6 +59,7 @@ class NWBZarrIO(_HdmfNWBZarrIO):
     engine_min_bytes = 1 << 20
 
     _nz_jobs = None  # set while write/export runs
+    _nz_overlap = None  # write's background fills (_overlap.py)
 
     #: After write/export: {array path: the engine's stats} for every dataset
     #: the engine wrote (bytes, chunks, tasks, jobs = threads used, elapsed_s),
@@ -68,9 +70,14 @@ class NWBZarrIO(_HdmfNWBZarrIO):
 
     @docval(*_with_jobs_doc(get_docval(_HdmfNWBZarrIO.write)), _BUDGET_ARG)
     def write(self, **kwargs):
-        jobs, budget = popargs("number_of_jobs", "memory_budget", kwargs)
-        with self._nz_session(jobs, budget):
-            super().write(**kwargs, number_of_jobs=1)
+        jobs, budget, consolidate = popargs("number_of_jobs", "memory_budget", "consolidate_metadata", kwargs)
+        with self._nz_session(jobs, budget, overlap=True):
+            # hdmf-zarr's write, consolidating only once the data are in
+            # (a failed write has no consolidated metadata)
+            super().write(**kwargs, number_of_jobs=1, consolidate_metadata=False)
+            self._nz_overlap.finish()
+            if consolidate:
+                zarr.consolidate_metadata(store=self.path)
 
     @docval(*get_docval(_HdmfNWBZarrIO.export),
             {"name": "number_of_jobs", "type": int, "doc": _JOBS_DOC, "default": 1}, _BUDGET_ARG)
@@ -81,7 +88,7 @@ class NWBZarrIO(_HdmfNWBZarrIO):
 
     # -- one write or export -------------------------------------------------
 
-    def _nz_session(self, jobs, budget):
+    def _nz_session(self, jobs, budget, overlap=False):
         io = self
 
         class Session:
@@ -93,14 +100,21 @@ class NWBZarrIO(_HdmfNWBZarrIO):
                 io.engine_stats = {}
                 io.engine_fallbacks = {}
                 io._nz_marker = io._nz_mark_incomplete()
+                io._nz_overlap = Overlap() if overlap else None
                 # zarr's consolidation names every file it does not know.
                 self.warnings = warnings.catch_warnings()
                 self.warnings.__enter__()
                 warnings.filterwarnings("ignore", message=f"Object at {_nwbzarr.INCOMPLETE_MARKER} ")
 
             def __exit__(self, exc_type, exc, tb):
-                self.warnings.__exit__(exc_type, exc, tb)
-                io._nz_jobs = None
+                try:
+                    if io._nz_overlap is not None:
+                        # on success finish() emptied it; on failure stop the fills
+                        io._nz_overlap.stop() if exc_type is not None else io._nz_overlap.close()
+                finally:  # a Ctrl-C while waiting: still reset, but left marked
+                    io._nz_overlap = None
+                    self.warnings.__exit__(exc_type, exc, tb)
+                    io._nz_jobs = None
                 if exc_type is None and io._nz_marker:
                     os.remove(io._nz_marker)
                 return False
@@ -128,20 +142,50 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         """Fill every chunk of the zarr array ``dset`` from ``source``
         (write_array keywords; an HDF5 source carries the h5py one to fall
         back on when the engine's libhdf5 lacks one of its filters) with
-        the engine."""
+        the engine, now, after the background fills (one engine write at a
+        time: the memory budget holds)."""
+        if self._nz_overlap is not None:
+            self._nz_overlap.finish()
+        stats = self._nz_engine(dset.path, source)()
+        self.engine_stats[dset.path] = stats
+        return stats
+
+    def _nz_engine(self, path, source):
+        """The engine's write_array of ``source`` into the array ``path``, as
+        a function of ``cancel`` (a threading.Event for a background thread,
+        or None) to run on any thread; its settings are read now."""
         skip = not zarr.config.get("array.write_empty_chunks", False)
         source = dict(source)
         fallback = source.pop("fallback", None)
+        store = self._nz_store()
         kw = {"jobs": self._nz_jobs, "buffer_size": self._nz_budget, "skip_empty": skip}
-        try:
-            stats = _nwbzarr.write_array(self._nz_store(), dset.path, **kw, **source)
-        except NWBZarrError as e:
-            if fallback is None or e.code != _nwbzarr.EUNSUPPORTED:
-                raise
-            log.debug("%s: read through h5py under the GIL: %s", dset.path, e.message)
-            stats = _nwbzarr.write_array(self._nz_store(), dset.path, **kw, **fallback)
-        self.engine_stats[dset.path] = stats
-        return stats
+
+        def run(cancel=None):
+            try:
+                return _nwbzarr.write_array(store, path, **kw, cancel=cancel, **source)
+            except NWBZarrError as e:
+                if fallback is None or e.code != _nwbzarr.EUNSUPPORTED:
+                    raise
+                log.debug("%s: read through h5py under the GIL: %s", path, e.message)
+                return _nwbzarr.write_array(store, path, **kw, cancel=cancel, **fallback)
+        return run
+
+    def _nz_fill_later(self, dset, source, data, target):
+        """Fill ``dset`` on the background thread (a source that needs no
+        Python: nothing runs under the GIL there); a codec the engine lacks
+        is written by zarr-python from ``data`` when the write finishes."""
+        path = dset.path
+
+        def done(stats, error):
+            if error is None:
+                self.engine_stats[path] = stats
+            elif isinstance(error, NWBZarrError) and error.code == _nwbzarr.EUNSUPPORTED:
+                self.engine_fallbacks[path] = error.message
+                dset[...] = np.asarray(data, dtype=target)
+            else:
+                raise error
+
+        self._nz_overlap.submit(self._nz_engine(path, source), done)
 
     def _nz_wants(self, shape, dtype):
         """Whether a dataset of this shape and numpy dtype goes to the engine."""
@@ -176,6 +220,9 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         # What hdmf-zarr's __list_fill__ does for numbers, up to the write.
         dset = parent.require_array(name, shape=tuple(shape), dtype=dtype, **io_settings)
         dset.attrs["_DTYPE"] = self.__serial_dtype__(dtype)
+        if self._nz_overlap is not None and ("raw" in source or source.get("buffer") is data):
+            self._nz_fill_later(dset, source, data, target)
+            return dset
         try:
             self._nz_fill(dset, source)
         except NWBZarrError as e:

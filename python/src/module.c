@@ -6,6 +6,8 @@
  * GIL released. Its progress callback runs on the calling thread: it takes
  * the GIL for PyErr_CheckSignals, so Ctrl-C (or _thread.interrupt_main)
  * cancels the call, which then re-raises the KeyboardInterrupt itself.
+ * Signals reach the main thread only, so a write_array run on another
+ * thread is cancelled through its cancel= object (a threading.Event) instead.
  */
 #include "pysource.h"
 
@@ -13,7 +15,8 @@
 
 /* The calling thread's state during a long call. */
 typedef struct call_state {
-	PyObject *exc; /* raised by a signal handler during the call */
+	PyObject *exc;    /* raised by a signal handler (or cancel.is_set) during the call */
+	PyObject *cancel; /* borrowed; its is_set() true stops the call (NZ_ECANCELED), or NULL */
 } call_state;
 
 static int check_signals(const nz_progress *p, void *vctx)
@@ -26,7 +29,14 @@ static int check_signals(const nz_progress *p, void *vctx)
 	g = PyGILState_Ensure();
 	if (!cs->exc && PyErr_CheckSignals() < 0)
 		cs->exc = PyErr_GetRaisedException();
-	stop = cs->exc != NULL;
+	if (!cs->exc && cs->cancel) {
+		PyObject *r = PyObject_CallMethod(cs->cancel, "is_set", NULL);
+
+		if (!r || (stop = PyObject_IsTrue(r)) < 0)
+			cs->exc = PyErr_GetRaisedException();
+		Py_XDECREF(r);
+	}
+	stop = stop || cs->exc != NULL;
 	PyGILState_Release(g);
 	return stop;
 }
@@ -129,9 +139,10 @@ static int open_source(nz_pysource *ps, nz_array *a, PyObject *buffer, PyObject 
 static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = { "store", "path", "buffer", "raw", "read", "hdf5", "rows", "bands", "jobs",
-				 "buffer_size", "skip_empty", "part", "nparts", NULL };
+				 "buffer_size", "skip_empty", "part", "nparts", "cancel", NULL };
 	const char *store_path, *path;
 	PyObject *buffer = Py_None, *raw = Py_None, *read = Py_None, *hdf5 = Py_None, *ret = NULL;
+	PyObject *cancel = Py_None;
 	PyObject *user_exc = NULL;
 	int rows = 0, bands = 0, jobs = 1, skip_empty = 1, err = 0;
 	Py_ssize_t buffer_size = 0;
@@ -142,13 +153,15 @@ static PyObject *py_write_array(PyObject *self, PyObject *args, PyObject *kw)
 	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
 	nz_write_stats st = { 0 };
 	uint64_t task[NZ_MAX_DIMS];
-	call_state cs = { NULL };
+	call_state cs = { NULL, NULL };
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$OOOOppinpKK", names, &store_path, &path, &buffer,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$OOOOppinpKKO", names, &store_path, &path, &buffer,
 					 &raw, &read, &hdf5, &rows, &bands, &jobs, &buffer_size, &skip_empty, &part,
-					 &nparts))
+					 &nparts, &cancel))
 		return NULL;
+	if (cancel != Py_None)
+		cs.cancel = cancel; /* borrowed: the caller's argument outlives the call */
 	if (buffer_size < 0) {
 		PyErr_SetString(PyExc_ValueError, "buffer_size must be >= 0");
 		return NULL;
@@ -222,7 +235,7 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	nz_compressor c;
 	nz_export_opts eo = NZ_EXPORT_OPTS_INIT;
 	nz_export_stats st = { 0 };
-	call_state cs = { NULL };
+	call_state cs = { NULL, NULL };
 
 	(void)self;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$ipOnp", names, &src, &dst, &jobs, &overwrite, &comp,
@@ -293,7 +306,7 @@ static PyObject *py_verify(PyObject *self, PyObject *args, PyObject *kw)
 	uint64_t ndiff = 0;
 	nz_verify_opts vo = NZ_VERIFY_OPTS_INIT;
 	diff_list l = { NULL, 0, 0, 0 };
-	call_state cs = { NULL };
+	call_state cs = { NULL, NULL };
 	PyObject *ret = NULL;
 	size_t i;
 
@@ -338,9 +351,10 @@ static PyObject *py_ncores(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
 	{ "write_array", (PyCFunction)(void (*)(void))py_write_array, METH_VARARGS | METH_KEYWORDS,
 	  "write_array(store, path, *, buffer=None, raw=None, read=None, hdf5=None, rows=False, bands=False,\n"
-	  "            jobs=1, buffer_size=0, skip_empty=True, part=0, nparts=0) -> stats dict\n"
+	  "            jobs=1, buffer_size=0, skip_empty=True, part=0, nparts=0, cancel=None) -> stats dict\n"
 	  "Fill every chunk (or part `part` of `nparts` of the tasks) of the existing array `path` of the\n"
-	  "directory store `store` from one source." },
+	  "directory store `store` from one source. `cancel` (a threading.Event, for a call on another\n"
+	  "thread than the main one, which signals do not reach): once set, the write stops (ECANCELED)." },
 	{ "export_hdf5", (PyCFunction)(void (*)(void))py_export_hdf5, METH_VARARGS | METH_KEYWORDS,
 	  "export_hdf5(src, dst, *, jobs=0, overwrite=False, compressor=None, buffer_size=0, auto_chunks=False)" },
 	{ "verify", (PyCFunction)(void (*)(void))py_verify, METH_VARARGS | METH_KEYWORDS,

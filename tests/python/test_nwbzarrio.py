@@ -417,6 +417,98 @@ check(it.calls < it.num_buffers, f"the write stopped early ({it.calls} of {it.nu
 write(nwbzarr.NWBZarrIO, tmp("int.nwb.zarr"), data, number_of_jobs=2)
 check(np.array_equal(read_back(tmp("int.nwb.zarr"))[0], data), "writing again after Ctrl-C works")
 
+# -- the engine writes a numpy or memmap dataset while hdmf-zarr goes on -----------
+real_write_array = nwbzarr._nwbzarr.write_array
+
+
+def spying(before=None):
+    """Wrap the engine's write_array: record the thread and outcome of each
+    call; ``before(path, cancel)`` runs first on that thread."""
+    calls = []
+
+    def spy(store, path, **kw):
+        call = {"thread": threading.current_thread().name, "path": path}
+        calls.append(call)
+        if before:
+            before(store, path, kw.get("cancel"))
+        try:
+            call["result"] = real_write_array(store, path, **kw)
+        except BaseException as e:
+            call["error"] = e
+            raise
+        return call["result"]
+
+    nwbzarr._nwbzarr.write_array = spy
+    return calls
+
+
+def fill_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("nwbzarr-fill")]
+
+
+def spec_cached(store):
+    """hdmf-zarr has cached the spec: it went on past the dataset's fill."""
+    def wait(_store, _path, _cancel):
+        for _ in range(600):
+            if os.path.exists(os.path.join(store, "specifications", "core")):
+                return
+            threading.Event().wait(0.05)
+    return wait
+
+
+try:
+    for what, src in (("numpy", data), ("memmap", mm)):
+        out = tmp(f"ov_{what}.nwb.zarr")
+        calls = spying(spec_cached(out))
+        st = write(nwbzarr.NWBZarrIO, out, src, number_of_jobs=2)
+        c = calls[0] if len(calls) == 1 else {}
+        check(c.get("thread", "").startswith("nwbzarr-fill") and "result" in c,
+              f"{what}: the engine wrote on a background thread while hdmf-zarr cached the spec ({c})")
+        by_engine(st, f"{what}, overlapped")
+        check(np.array_equal(read_back(out)[0], data) and not os.path.exists(out + "/" + nwbzarr.INCOMPLETE_MARKER)
+              and json.load(open(out + "/zarr.json")).get("consolidated_metadata") is not None,
+              f"{what}, overlapped: write returns with the data in, consolidated, not marked incomplete")
+    calls = spying()
+    write(nwbzarr.NWBZarrIO, tmp("ov_it.nwb.zarr"), Gen(data), number_of_jobs=2)
+    check([c["thread"] for c in calls] == ["MainThread"], "an iterator (Python reads) is written on the caller's thread")
+
+    # the background write fails: raised by write, nothing consolidated, no thread left
+    def block_chunks(store, path, _cancel):
+        with open(os.path.join(store, path, "c"), "w") as f:
+            f.write("not a folder")  # where the engine makes the chunks' folder
+
+    calls = spying(block_chunks)
+    try:
+        write(nwbzarr.NWBZarrIO, tmp("ov_fail.nwb.zarr"), data, number_of_jobs=2)
+        check(False, "a failed background fill fails the write")
+    except nwbzarr.NWBZarrError as e:
+        check(e is calls[0].get("error") and "acquisition/ts/data" in e.message,
+              f"a failed background fill raises its NWBZarrError from write ({e.message})")
+    check(os.path.exists(tmp("ov_fail.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER))
+          and json.load(open(tmp("ov_fail.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
+          "a failed background fill: marked incomplete, not consolidated")
+    check(not fill_threads(), "a failed background fill leaves no thread running")
+
+    # Ctrl-C in the main thread while the engine writes in the background
+    def interrupt(_store, _path, cancel):
+        os.kill(os.getpid(), signal.SIGINT)  # the main thread takes it, in hdmf-zarr's code or waiting
+        check(cancel.wait(60), "Ctrl-C in the caller cancels the background fill")
+
+    calls = spying(interrupt)
+    try:
+        write(nwbzarr.NWBZarrIO, tmp("ov_int.nwb.zarr"), data, number_of_jobs=2)
+        check(False, "SIGINT stops an overlapped write")
+    except KeyboardInterrupt:
+        err = calls[0].get("error")
+        check(isinstance(err, nwbzarr.NWBZarrError) and err.code == nwbzarr._nwbzarr.ECANCELED,
+              f"SIGINT: KeyboardInterrupt in the caller, the background engine stopped with ECANCELED ({err!r})")
+    check(os.path.exists(tmp("ov_int.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER))
+          and json.load(open(tmp("ov_int.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
+          "an interrupted overlapped write: marked incomplete, not consolidated")
+    check(not fill_threads(), "an interrupted overlapped write leaves no thread running")
+finally:
+    nwbzarr._nwbzarr.write_array = real_write_array
+
 # -- arguments ---------------------------------------------------------------------
 for bad, exc in ((0, ValueError), (1.5, TypeError)):
     try:
