@@ -7,8 +7,10 @@
 #   bench/bench_session.sh BUILD_DIR [SECONDS=60] [WORKDIR=mktemp]
 #
 # Environment: PAIRS (7; an even number is made odd), JOBS (-j, default 0:
-# all cores), QUICK=1 (10 s of recording, 3 pairs: a check that it runs,
-# not a measurement).
+# all cores), FSYNC=1 (convert --fsync: each run makes its own files
+# durable, where the default ends with syncfs(), which also waits for what
+# other processes left dirty on the filesystem), QUICK=1 (10 s of
+# recording, 3 pairs: a check that it runs, not a measurement).
 #
 # Robust to a shared machine: one untimed conversion of each kind first
 # (the binary, the libraries and the page cache warm), then the runs come
@@ -40,6 +42,8 @@ pairs=$((pairs | 1)) # odd: the median is one pair's
 work=${3:-$(mktemp -d /tmp/nz-bench-session.XXXXXX)}
 here=$(cd "$(dirname "$0")" && pwd)
 jobs=${JOBS:-0}
+fsync=()
+[ "${FSYNC:-0}" = 1 ] && fsync=(--fsync)
 gen=$build/bench/gen_ephys cli=$build/src/cli/nwbzarr
 meta=$here/../tests/data/recordings/spikeglx
 [ -x "$gen" ] && [ -x "$cli" ] || { echo "build gen_ephys and nwbzarr first" >&2; exit 2; }
@@ -65,7 +69,7 @@ one() {
 	sync
 	cat "$ap.bin" "$lf.bin" "$nidq.bin" >/dev/null
 	out=$( { /usr/bin/time -f '%e %U %S' "$cli" convert "$@" -o "$work/$name.nwb.zarr" -q \
-		-j "$jobs" --session-start-time 2024-01-01T00:00:00Z; } 2>&1 >/dev/null | tail -1)
+		-j "$jobs" "${fsync[@]}" --session-start-time 2024-01-01T00:00:00Z; } 2>&1 >/dev/null | tail -1)
 	awk '{ printf "%.3f %.3f %.3f\n", $1, $2 + $3, $2 }' <<<"$out"
 }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package time)" >&2; exit 2; }
@@ -108,7 +112,7 @@ done
 echo
 echo "median ratio $med_wall (target <= 1.15), cpu $med_cpu, user $med_user; median AP alone $med_ap s" \
 	"($med_ap_cpu s cpu), whole run $med_run s ($med_run_cpu s cpu); $seconds s recorded," \
-	"$((bytes_ap / 1000000)) MB AP, $((bytes_run / 1000000)) MB run; -j $jobs; $pairs pairs; csv $csv"
-printf '{"bench": "session", "seconds_recorded": %s, "jobs": %s, "pairs": %s, "median_ratio": %s, "median_cpu_ratio": %s, "median_user_ratio": %s, "median_ap_s": %s, "median_run_s": %s, "median_ap_cpu_s": %s, "median_run_cpu_s": %s, "ap_bytes": %s, "run_bytes": %s, "loadavg_end": "%s"}\n' \
-	"$seconds" "$jobs" "$pairs" "$med_wall" "$med_cpu" "$med_user" "$med_ap" "$med_run" \
+	"$((bytes_ap / 1000000)) MB AP, $((bytes_run / 1000000)) MB run; -j $jobs${fsync:+ --fsync}; $pairs pairs; csv $csv"
+printf '{"bench": "session", "seconds_recorded": %s, "jobs": %s, "fsync": %s, "pairs": %s, "median_ratio": %s, "median_cpu_ratio": %s, "median_user_ratio": %s, "median_ap_s": %s, "median_run_s": %s, "median_ap_cpu_s": %s, "median_run_cpu_s": %s, "ap_bytes": %s, "run_bytes": %s, "loadavg_end": "%s"}\n' \
+	"$seconds" "$jobs" "${FSYNC:-0}" "$pairs" "$med_wall" "$med_cpu" "$med_user" "$med_ap" "$med_run" \
 	"$med_ap_cpu" "$med_run_cpu" "$bytes_ap" "$bytes_run" "$(cut -d' ' -f1-3 /proc/loadavg)"
