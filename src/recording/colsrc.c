@@ -32,9 +32,10 @@ typedef struct span {
 	struct span *next;
 } span;
 
-/* The row where each of the latest reads ended: where the task that made
- * it most likely reads next. A tap that needs that row waits for it while
- * reads keep ending (WAIT_MS apart at most), then reads it itself. */
+/* The row where each of the latest reads of the first source ended: where
+ * the task that made it most likely reads next. A tap that needs that row
+ * waits for it while the first source's blocks keep arriving (WAIT_MS
+ * apart at most), then reads it itself. */
 enum { ENDS = 64, WAIT_MS = 200 };
 
 typedef struct tap {
@@ -49,12 +50,12 @@ typedef struct reader {
 	size_t refs;         /* sources still open; freed with the last */
 	pthread_mutex_t mu;  /* guards what follows and the writes into kept */
 	pthread_cond_t cv;   /* a block of rows arrived */
-	int sync_ready;
+	int locks_ready;
 	uint64_t *have;      /* a bit per row < kept_rows */
 	span *busy;
 	uint64_t ends[ENDS];
 	size_t n_ends;       /* reads ended so far; ends[] holds the last ENDS */
-	double last_end;     /* nz__now() when a block last arrived */
+	double last_end;     /* nz__now() when a block of the first source last arrived */
 	tap *taps;
 	size_t ntaps;
 } reader;
@@ -79,7 +80,7 @@ static void reader_release(reader *rd)
 	}
 	nz__free(rd->taps);
 	nz__free(rd->have);
-	if (rd->sync_ready) {
+	if (rd->locks_ready) {
 		pthread_mutex_destroy(&rd->mu);
 		pthread_cond_destroy(&rd->cv);
 	}
@@ -133,9 +134,10 @@ static void pick(const cols_ctx *c, const int16_t *rows, uint64_t lo, uint64_t h
 
 /* Rows [lo, hi) of the file, a BLOCK of whole rows at a time into `rows`,
  * c's columns of them into out (the box start/count), the taps' kept. The
- * read is in `busy` until its last block is kept, and its end is in ends
- * from the same moment, so a tap never finds its rows neither kept nor
- * being read nor at a recent end between two reads of one task. */
+ * read is in `busy` until its last block is kept, and (for the first
+ * source) its end is in ends from the same moment, so a tap never finds
+ * its rows neither kept nor being read nor at a recent end between two
+ * reads of one task. */
 static int fetch(const cols_ctx *c, uint64_t lo, uint64_t hi, int16_t *rows,
 		 const uint64_t *start, const uint64_t *count, int16_t *out)
 {
@@ -163,14 +165,16 @@ static int fetch(const cols_ctx *c, uint64_t lo, uint64_t hi, int16_t *rows,
 		if (err == 0)
 			keep(rd, b, e, rows);
 		me.lo = e;
-		rd->last_end = nz__now();
+		if (!c->tap) /* a tap's own reads are no reason for a tap to wait */
+			rd->last_end = nz__now();
 		if (err < 0 || e == hi) {
 			for (span **p = &rd->busy; *p; p = &(*p)->next)
 				if (*p == &me) {
 					*p = me.next;
 					break;
 				}
-			rd->ends[rd->n_ends++ % ENDS] = e;
+			if (!c->tap)
+				rd->ends[rd->n_ends++ % ENDS] = e;
 		}
 		pthread_cond_broadcast(&rd->cv);
 		pthread_mutex_unlock(&rd->mu);
@@ -226,7 +230,9 @@ static int tap_read(const cols_ctx *c, const uint64_t *start, const uint64_t *co
 			pthread_mutex_lock(&rd->mu);
 			continue;
 		}
-		if (busy_at(rd, r, &next)) {
+		/* rows past kept_rows are never kept: nothing to wait for */
+		next = UINT64_MAX;
+		if (r < rd->kept_rows && busy_at(rd, r, &next)) {
 			pthread_cond_wait(&rd->cv, &rd->mu);
 			continue;
 		}
@@ -341,7 +347,7 @@ static int reader_new(reader **out, const nz_rec_stream *s, const uint64_t *cons
 		err = nz__error_set(NZ_ENOMEM, "opening '%s': no mutex", s->data_path);
 		goto done;
 	}
-	rd->sync_ready = 1;
+	rd->locks_ready = 1;
 	*out = rd;
 	rd = NULL;
 done:
