@@ -224,9 +224,15 @@ static int tap_read(const cols_ctx *c, const uint64_t *start, const uint64_t *co
 				;
 			/* kept rows never change again: copied without the lock */
 			pthread_mutex_unlock(&rd->mu);
-			for (; r < e; r++)
-				memcpy(out + (r - start[0]) * count[1], t->kept + r * t->n + start[1],
-				       (size_t)count[1] * sizeof *out);
+			if (count[1] == t->n) /* all the tap's columns: one run */
+				memcpy(out + (r - start[0]) * count[1], t->kept + r * t->n,
+				       (size_t)((e - r) * t->n) * sizeof *out);
+			else
+				for (uint64_t k = r; k < e; k++)
+					memcpy(out + (k - start[0]) * count[1],
+					       t->kept + k * t->n + start[1],
+					       (size_t)count[1] * sizeof *out);
+			r = e;
 			pthread_mutex_lock(&rd->mu);
 			continue;
 		}
