@@ -98,6 +98,13 @@ NZ_EXTERN void nz_source_free(nz_source *src);
  *  it from the start. */
 #define NZ_SOURCE_ROWS 1u
 
+/** Source hint for nz_write_arrays: run this source's tasks after those of
+ *  every source of the write without it (each group largest tasks first,
+ *  as always). For a source that takes its data from what another source
+ *  of the same write reads (nz_rec_sources); it changes the order of the
+ *  work, never the bytes written. */
+#define NZ_SOURCE_LAST 2u
+
 /** Set the NZ_SOURCE_* hints of a source (before any write uses it; not
  *  thread-safe). Unknown bits are NZ_EINVAL. */
 NZ_EXTERN int nz_source_set_flags(nz_source *src, unsigned int flags);

@@ -111,6 +111,20 @@ NZ_EXTERN const nz_rec_stream *nz_rec_find(const nz_rec *r, const char *id);
 NZ_EXTERN int nz_rec_source(nz_source **out, const nz_rec_stream *s, const uint64_t *cols,
 			    size_t n);
 
+/** Sources out[0..nsets) of the column sets cols[k][0..n[k]) of one
+ *  stream's data file, sharing its reads: out[0] reads whole rows, and
+ *  keeps the columns of every other set for the rows it read (at most 256
+ *  MiB of them: 74 minutes of one column at 30 kHz); out[1..] carry
+ *  NZ_SOURCE_LAST and take those rows from it instead of reading the file
+ *  again, so written together in one nz_write_arrays the file is read
+ *  once. Rows out[0] has not read (yet, or in this process, or past the
+ *  limit) they read themselves: the data are the same in any order and
+ *  written by any part of the work. Each source is freed on its own; the
+ *  file is closed with the last. Reads are thread-safe. On error every
+ *  out[k] is NULL. */
+NZ_EXTERN int nz_rec_sources(nz_source **out, const nz_rec_stream *s,
+			     const uint64_t *const *cols, const size_t *n, size_t nsets);
+
 /** The session's start time, ISO-8601 with a zone, into buf: Open Ephys'
  *  software start time (UTC, from sync_messages.txt) when a stream has it,
  *  else the earliest SpikeGLX fileCreateTime, a local time without a zone,

@@ -304,17 +304,26 @@ static uint64_t task_bytes(const nz__item *it)
 	return n ? it->bytes_total / n : 0;
 }
 
+/* Whether item a runs after item b: NZ_SOURCE_LAST sources after the
+ * others (they wait for the rows the others read), then smaller tasks. */
+static int runs_after(const nz__item *a, const nz__item *b)
+{
+	int la = nz__source_runs_last(a->src), lb = nz__source_runs_last(b->src);
+	return la != lb ? la > lb : task_bytes(a) < task_bytes(b);
+}
+
 /* The run order: largest tasks first (the longest-processing-time rule),
  * stable, so the workers spend the end of the write on the small streams'
  * tasks together rather than one stream's last task alone, and small
- * streams never wait for a worker of their own after the big ones. Each
- * item's tasks stay in plan order; *ntasks = their sum. */
+ * streams never wait for a worker of their own after the big ones; the
+ * NZ_SOURCE_LAST sources after all others. Each item's tasks stay in plan
+ * order; *ntasks = their sum. */
 static void order_items(nz__item *items, size_t n, uint64_t *ntasks)
 {
 	for (size_t i = 1; i < n; i++) {
 		nz__item x = items[i];
 		size_t k = i;
-		for (; k > 0 && task_bytes(&items[k - 1]) < task_bytes(&x); k--)
+		for (; k > 0 && runs_after(&items[k - 1], &x); k--)
 			items[k] = items[k - 1];
 		items[k] = x;
 	}

@@ -183,10 +183,11 @@ const void *nz__source_memory(const nz_source *src)
 	return src->kind == SOURCE_MEMORY ? src->data : NULL;
 }
 int nz__source_prefers_rows(const nz_source *src) { return (src->flags & NZ_SOURCE_ROWS) != 0; }
+int nz__source_runs_last(const nz_source *src) { return (src->flags & NZ_SOURCE_LAST) != 0; }
 
 int nz_source_set_flags(nz_source *src, unsigned int flags)
 {
-	if (flags & ~NZ_SOURCE_ROWS)
+	if (flags & ~(NZ_SOURCE_ROWS | NZ_SOURCE_LAST))
 		return nz__error_set(NZ_EINVAL, "source %s: unknown flags 0x%x",
 				     nz__source_describe(src), flags);
 	src->flags = flags;

@@ -15,6 +15,9 @@ const void *nz__source_memory(const nz_source *src);
  *  gathers several chunks from them. */
 int nz__source_prefers_rows(const nz_source *src);
 
+/** 1 when the source has NZ_SOURCE_LAST: its tasks go after the others'. */
+int nz__source_runs_last(const nz_source *src);
+
 /** Where the source comes from, for messages (a path, "memory", "callback"). */
 const char *nz__source_describe(const nz_source *src);
 

@@ -290,49 +290,60 @@ done:
 	return err;
 }
 
-/* One series of the columns of `s` whose kind is `kind` (and, for analog
- * channels, whose group is `group`, NULL = any). */
-static int write_one(nz_nwb *f, plan *p, const nz_rec_stream *s, int kind,
-		     const char *group, const char *name, const nz_nwb_recording_opts *o)
+/* The channels of `s` whose kind is `kind` (and, for analog channels,
+ * whose group is `group`, NULL = any) into chan; returns their count. */
+static size_t channels_of(size_t *chan, const nz_rec_stream *s, int kind, const char *group)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < s->n_channels; c++)
+		if (s->channels[c].kind == kind && (!group || strcmp(s->channels[c].group, group) == 0))
+			chan[n++] = c;
+	return n;
+}
+
+/* A series a stream gives: its channels' kind and analog group, its name. */
+typedef struct series_spec {
+	int kind;
+	const char *group;
+	char name[256];
+} series_spec;
+
+/* The series of spec `sp`, whose data are `src` (the batch writes them). */
+static int write_one(nz_nwb *f, plan *p, const nz_rec_stream *s, const series_spec *sp,
+		     nz_source *src, const nz_nwb_recording_opts *o)
 {
 	nz_nwb_series_opts so = NZ_NWB_SERIES_OPTS_INIT;
-	nz_source *src = NULL;
-	uint64_t *cols = nz__calloc(s->n_channels, sizeof *cols);
+	size_t *chan = nz__calloc(s->n_channels, sizeof *chan);
 	int64_t *rows = nz__calloc(s->n_channels, sizeof *rows);
 	float *conv = nz__calloc(s->n_channels, sizeof *conv);
 	char desc[600];
-	size_t n = 0;
-	int err = 0, same = 1;
+	size_t n;
+	int err = 0, same = 1, kind = sp->kind;
 	long pi = s->probe ? find_probe(p, s->probe) : -1;
-	if (!cols || !rows || !conv) {
-		err = nz__error_set(NZ_ENOMEM, "out of memory writing '%s'", name);
+	if (!chan || !rows || !conv) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory writing '%s'", sp->name);
 		goto done;
 	}
-	for (size_t c = 0; c < s->n_channels; c++) {
-		const nz_rec_channel *ch = &s->channels[c];
-		if (ch->kind != kind || (group && strcmp(ch->group, group) != 0))
-			continue;
-		cols[n] = ch->column;
-		conv[n] = (float)ch->volts_per_count;
-		same &= ch->volts_per_count == s->channels[cols[0]].volts_per_count;
+	n = channels_of(chan, s, kind, sp->group);
+	for (size_t i = 0; i < n; i++) {
+		const nz_rec_channel *ch = &s->channels[chan[i]];
+		conv[i] = (float)ch->volts_per_count;
+		same &= ch->volts_per_count == s->channels[chan[0]].volts_per_count;
 		if (kind == NZ_REC_NEURAL)
-			rows[n] = find_row(p, (size_t)pi, ch->electrode);
-		n++;
+			rows[i] = find_row(p, (size_t)pi, ch->electrode);
 	}
-	if (!n)
-		goto done;
 	snprintf(desc, sizeof desc, "%s%s%s stream '%s' (%s)",
 		 kind == NZ_REC_NEURAL ? "neural channels" : kind == NZ_REC_SYNC ? "sync channels"
 		 : kind == NZ_REC_ANALOG ? "analog inputs" : "digital words",
-		 group ? " " : "", group ? group : "", s->id, s->meta_path);
-	so.name = name;
+		 sp->group ? " " : "", sp->group ? sp->group : "", s->id, s->meta_path);
+	so.name = sp->name;
 	so.description = desc;
 	so.rate = s->rate;
 	so.starting_time = s->first_time - p->t0;
 	so.chunks = o ? o->chunks : NULL;
 	so.compressor = o ? o->compressor : NULL;
 	if (kind == NZ_REC_NEURAL || kind == NZ_REC_ANALOG) {
-		so.conversion = s->channels[cols[0]].volts_per_count;
+		so.conversion = s->channels[chan[0]].volts_per_count;
 		if (kind == NZ_REC_NEURAL && !same) {
 			so.conversion = 1.0;
 			so.channel_conversion = conv;
@@ -340,16 +351,48 @@ static int write_one(nz_nwb *f, plan *p, const nz_rec_stream *s, int kind,
 	}
 	so.unit = kind == NZ_REC_ANALOG ? "volts" : "n.a.";
 	so.electrodes = kind == NZ_REC_NEURAL ? rows : NULL;
-	if ((err = nz_rec_source(&src, s, cols, n)) < 0)
-		goto done;
-	/* The data are written with the other series' (the file's batch). */
-	p->srcs[p->n_srcs++] = src;
 	err = kind == NZ_REC_NEURAL ? nz_nwb_add_electrical_series(f, &so, src)
 				    : nz_nwb_add_timeseries(f, &so, src);
 done:
-	nz__free(cols);
+	nz__free(chan);
 	nz__free(rows);
 	nz__free(conv);
+	return err;
+}
+
+/* The series sp[0..n) of stream s, their sources made together so that
+ * one read of the file feeds them all (nz_rec_sources: the first series,
+ * the widest, reads; the others take their columns from its reads). */
+static int write_stream(nz_nwb *f, plan *p, const nz_rec_stream *s, const series_spec *sp,
+			size_t n, const nz_nwb_recording_opts *o)
+{
+	size_t *chan = nz__calloc(s->n_channels, sizeof *chan), nc[SERIES_PER_STREAM];
+	uint64_t *cols[SERIES_PER_STREAM] = {NULL};
+	nz_source **src = p->srcs + p->n_srcs;
+	int err = 0;
+	if (!chan) {
+		err = nz__error_set(NZ_ENOMEM, "out of memory writing stream '%s'", s->id);
+		goto done;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!(cols[k] = nz__calloc(s->n_channels, sizeof *cols[k]))) {
+			err = nz__error_set(NZ_ENOMEM, "out of memory writing stream '%s'", s->id);
+			goto done;
+		}
+		nc[k] = channels_of(chan, s, sp[k].kind, sp[k].group);
+		for (size_t i = 0; i < nc[k]; i++)
+			cols[k][i] = s->channels[chan[i]].column;
+	}
+	if ((err = nz_rec_sources(src, s, (const uint64_t *const *)cols, nc, n)) < 0)
+		goto done;
+	/* kept until the batch is written */
+	p->n_srcs += n;
+	for (size_t k = 0; k < n && err == 0; k++)
+		err = write_one(f, p, s, &sp[k], src[k], o);
+done:
+	nz__free(chan);
+	for (size_t k = 0; k < n; k++)
+		nz__free(cols[k]);
 	return err;
 }
 
@@ -380,45 +423,50 @@ static void series_base(char *out, size_t cap, const plan *p, size_t i)
 static int write_series(nz_nwb *f, plan *p, const nz_nwb_recording_opts *o)
 {
 	static const char *const groups[] = {"MN", "MA", "XA"};
-	char base[200], name[256];
+	series_spec sp[SERIES_PER_STREAM];
+	char base[200];
 	int err = 0;
 	for (size_t i = 0; i < p->n && !err; i++) {
 		const nz_rec_stream *s = p->st[i];
 		long pi = s->probe ? find_probe(p, s->probe) : -1;
 		int sglx = strcmp(s->format, "spikeglx") == 0, ngroups = 0;
+		size_t n = 0;
+		memset(sp, 0, sizeof sp);
 		series_base(base, sizeof base, p, i);
 		if (has_kind(s, NZ_REC_NEURAL, NULL)) {
-			snprintf(name, sizeof name, "ElectricalSeries%s", base);
-			if ((err = write_one(f, p, s, NZ_REC_NEURAL, NULL, name, o)) < 0)
-				break;
+			sp[n].kind = NZ_REC_NEURAL;
+			snprintf(sp[n++].name, sizeof sp->name, "ElectricalSeries%s", base);
 		}
 		if (has_kind(s, NZ_REC_SYNC, NULL) && (pi < 0 || !p->probes[pi].sync_done)) {
+			sp[n].kind = NZ_REC_SYNC;
 			if (sglx && s->probe)
-				snprintf(name, sizeof name, "TimeSeries%sSync", s->probe);
+				snprintf(sp[n++].name, sizeof sp->name, "TimeSeries%sSync", s->probe);
 			else
-				snprintf(name, sizeof name, "TimeSeries%sSync", base);
+				snprintf(sp[n++].name, sizeof sp->name, "TimeSeries%sSync", base);
 			if (pi >= 0)
 				p->probes[pi].sync_done = 1;
-			if ((err = write_one(f, p, s, NZ_REC_SYNC, NULL, name, o)) < 0)
-				break;
 		}
 		for (size_t g = 0; g < 3; g++)
 			ngroups += has_kind(s, NZ_REC_ANALOG, groups[g]);
 		if (sglx && ngroups > 1) {
 			/* MN, MA and XA have different gains: one series each */
-			for (size_t g = 0; g < 3 && !err; g++)
+			for (size_t g = 0; g < 3; g++)
 				if (has_kind(s, NZ_REC_ANALOG, groups[g])) {
-					snprintf(name, sizeof name, "TimeSeriesNIDQ%s", groups[g]);
-					err = write_one(f, p, s, NZ_REC_ANALOG, groups[g], name, o);
+					sp[n].kind = NZ_REC_ANALOG;
+					sp[n].group = groups[g];
+					snprintf(sp[n++].name, sizeof sp->name, "TimeSeriesNIDQ%s",
+						 groups[g]);
 				}
 		} else if (has_kind(s, NZ_REC_ANALOG, NULL)) {
-			snprintf(name, sizeof name, "TimeSeries%s", base);
-			err = write_one(f, p, s, NZ_REC_ANALOG, NULL, name, o);
+			sp[n].kind = NZ_REC_ANALOG;
+			snprintf(sp[n++].name, sizeof sp->name, "TimeSeries%s", base);
 		}
-		if (!err && has_kind(s, NZ_REC_DIGITAL, NULL)) {
-			snprintf(name, sizeof name, "TimeSeries%sDigital", base);
-			err = write_one(f, p, s, NZ_REC_DIGITAL, NULL, name, o);
+		if (has_kind(s, NZ_REC_DIGITAL, NULL)) {
+			sp[n].kind = NZ_REC_DIGITAL;
+			snprintf(sp[n++].name, sizeof sp->name, "TimeSeries%sDigital", base);
 		}
+		if (n)
+			err = write_stream(f, p, s, sp, n, o);
 	}
 	return err;
 }

@@ -8,6 +8,7 @@
  *   count every array;
  * - run order: with one worker, every task of the array with the largest
  *   tasks runs first, then the next largest, ties in the order given;
+ *   an NZ_SOURCE_LAST source's tasks after all the others';
  * - memory: the workers are the fewest any array allows under the budget
  *   (an array that alone gets 3 workers gets 1 beside one that allows 1);
  * - a failing source stops the write with its array named and leaves no
@@ -242,8 +243,9 @@ static int ordered_put(void *ctx, void **state, const uint64_t *idx, const void 
 }
 
 /* Write targets o[0..n) from callback sources in one write with `jobs`,
- * budget and no inline runs; returns the worker threads started. */
-static int write_sinks(ordered *o, size_t n, int jobs, size_t budget)
+ * budget and no inline runs, source i with NZ_SOURCE_LAST where bit i of
+ * `last` is set; returns the worker threads started. */
+static int write_sinks(ordered *o, size_t n, int jobs, size_t budget, unsigned last)
 {
 	nz__target t[4];
 	const nz__target *tp[4];
@@ -264,6 +266,8 @@ static int write_sinks(ordered *o, size_t n, int jobs, size_t budget)
 		cc[i].fail_row = UINT64_MAX;
 		ASSERT_OK(nz_source_from_callback(&src[i], &ops, &cc[i], "<i4", o[i].s.ndim,
 						  o[i].s.shape));
+		if (last >> i & 1)
+			ASSERT_OK(nz_source_set_flags(src[i], NZ_SOURCE_LAST));
 		atomic_store(&o[i].first, 0);
 		atomic_store(&o[i].last, 0);
 	}
@@ -292,7 +296,7 @@ static void check_order_and_budget(void)
 	memset(o, 0, sizeof o);
 	for (int i = 0; i < 3; i++)
 		sink_init(&o[i].s, 2, sh[i], ch[i], 4);
-	ASSERT_EQ_INT(write_sinks(o, 3, 1, 0), 1);
+	ASSERT_EQ_INT(write_sinks(o, 3, 1, 0, 0), 1);
 	/* one worker: all of array 1, then all of 2, then all of 0 */
 	ASSERT(atomic_load(&o[1].last) < atomic_load(&o[2].first));
 	ASSERT(atomic_load(&o[2].last) < atomic_load(&o[0].first));
@@ -300,16 +304,28 @@ static void check_order_and_budget(void)
 	for (int i = 0; i < 3; i++)
 		sink_clear(&o[i].s);
 
+	/* NZ_SOURCE_LAST on array 1 (the largest tasks): 2, 0, then 1, with
+	 * every chunk still written once and right (write_sinks checks). */
+	atomic_store(&seq, 0);
+	for (int i = 0; i < 3; i++)
+		sink_init(&o[i].s, 2, sh[i], ch[i], 4);
+	ASSERT_EQ_INT(write_sinks(o, 3, 1, 0, 1u << 1), 1);
+	ASSERT_EQ_U64(atomic_load(&o[2].first), 1);
+	ASSERT(atomic_load(&o[2].last) < atomic_load(&o[0].first));
+	ASSERT(atomic_load(&o[0].last) < atomic_load(&o[1].first));
+	for (int i = 0; i < 3; i++)
+		sink_clear(&o[i].s);
+
 	/* Budget: array 1's chunks (2000 B) let 1000 B feed no second worker
 	 * (a worker holds 2 chunks); array 0's alone get all 3. */
 	for (int i = 0; i < 3; i++)
 		sink_init(&o[i].s, 2, sh[i], ch[i], 4);
-	ASSERT_EQ_INT(write_sinks(&o[0], 1, 3, 2400), 3);
+	ASSERT_EQ_INT(write_sinks(&o[0], 1, 3, 2400, 0), 3);
 	for (int i = 0; i < 3; i++)
 		sink_clear(&o[i].s);
 	for (int i = 0; i < 3; i++)
 		sink_init(&o[i].s, 2, sh[i], ch[i], 4);
-	ASSERT_EQ_INT(write_sinks(o, 2, 3, 2400), 1);
+	ASSERT_EQ_INT(write_sinks(o, 2, 3, 2400, 0), 1);
 	for (int i = 0; i < 3; i++)
 		sink_clear(&o[i].s);
 }

@@ -195,6 +195,16 @@ assert set(nwb.acquisition) == {"ElectricalSeriesAP", "TimeSeriesImec0Sync"}, so
 assert nwb.electrodes["channel_name"][0] == "AP0"
 io.close()
 
+# only the LF band: its sync channel, from the LF file's shared read
+out = tmp / "np1_lf.nwb.zarr"
+convert(run, out, ["--streams", "imec0.lf"])
+io, nwb = open_nwb(out)
+assert set(nwb.acquisition) == {"ElectricalSeriesLF", "TimeSeriesImec0Sync"}, sorted(nwb.acquisition)
+assert np.array_equal(np.asarray(nwb.acquisition["TimeSeriesImec0Sync"].data[:]).reshape(-1),
+                      d["imec0.lf"][0][:, 384])
+assert np.array_equal(nwb.acquisition["ElectricalSeriesLF"].data[:], d["imec0.lf"][0][:, :384])
+io.close()
+
 # --- one parallel write of every stream: -j 1 and -j 3 give the same bytes
 # (0.25 s: 6 MB, past the engine's 1 MiB inline limit, so threads run) ------
 run, d = sglx_case("np1_jobs", [
