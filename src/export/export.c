@@ -234,7 +234,7 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 		goto done;
 	}
 	if ((err = nz__h5ds_read(ds, start, n->shape, buf, bytes)) < 0 ||
-	    (err = nz__xvalues_canon(&x->m, &n->type, buf, (size_t)nelem)) < 0)
+	    (err = nz__xvalues_canon(&x->m, n, buf, (size_t)nelem)) < 0)
 		goto done;
 	for (i = 0; i < nelem; i++) {
 		const unsigned char *p = buf + i * n->type.size;
@@ -525,6 +525,8 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	if (opts && opts->version >= 1 && opts->version < 3) { /* ends before zarr_format */
 		memcpy(&x.o, opts, offsetof(nz_export_opts, zarr_format));
 		x.o.zarr_format = 2;
+	} else if (opts && opts->version == 3) { /* ends before copy_links */
+		memcpy(&x.o, opts, offsetof(nz_export_opts, copy_links));
 	} else if (opts) {
 		x.o = *opts;
 	}
@@ -548,7 +550,12 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	if ((err = nz__h5_walk(&x.m, x.f)) < 0 ||
 	    (err = plan ? nz__xmodel_check_links(&x.m, src) : nz__xmodel_check_nwb(&x.m, src)) < 0)
 		goto done;
-	if (!plan) {
+	if (!plan && x.o.copy_links) {
+		/* One store: the linked objects walked into the model (every
+		 * process of an MPI export makes the same one). */
+		if ((err = nz__xmodel_inline(&x.m, src)) < 0)
+			goto done;
+	} else if (!plan) {
 		/* Every linked file opened and checked before any output. */
 		if ((err = nz__xlinks_plan(&own, src, dst, &x.m, &x.o)) < 0)
 			goto done;
