@@ -84,7 +84,8 @@ def export(src, dst, *, number_of_jobs=-1, overwrite=False, compressor=None, cle
            memory_budget=0, auto_chunks=False, copy_links=False):
     """Export the NWB HDF5 file ``src`` to the NWB-Zarr store ``dst`` with
     the library's exporter (``nwbzarr export``), in parallel. ``compressor``
-    is one of the CLI's names (default blosc-lz4, hdmf-zarr's); ``memory_budget``
+    is one of the CLI's names (default: zstd level 0, hdmf-zarr 0.14's; a ``clevel``
+    alone applies to blosc-lz4); ``memory_budget``
     bytes of data in flight (0 = the engine's default); ``copy_links`` copies
     what HDF5 external links lead to into ``dst`` (``--copy-links``) instead
     of exporting the linked files beside it. Returns its stats."""
