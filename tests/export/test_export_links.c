@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "h5test.h"
+#include "oom.h"
 
 static void ints(hid_t loc, const char *name, int32_t first)
 {
@@ -174,6 +175,32 @@ static void check_copy(const char *out, int fmt)
 	free(g);
 }
 
+/* The allocation-failure sweep (tests/oom.h) over an export with
+ * copy_links and its verify: every refused allocation ends in NZ_ENOMEM,
+ * nothing left looks complete. */
+static char oom_src[1200], oom_dst[1200];
+static int oom_export_err;
+static int oom_run(void *ctx)
+{
+	nz_export_opts o = NZ_EXPORT_OPTS_INIT;
+	(void)ctx;
+	o.copy_links = 1;
+	o.jobs = 1;
+	if ((oom_export_err = nz_export_hdf5(oom_src, oom_dst, &o)) < 0)
+		return oom_export_err;
+	return nz_verify(NULL, oom_src, oom_dst, NULL);
+}
+/* (a verify's failure leaves the store it compared as it was: complete) */
+static void oom_failed(void *ctx, long n)
+{
+	if (oom_export_err < 0)
+		nz_oom_nwb_not_complete(ctx, n);
+}
+static void oom_reset(void *ctx)
+{
+	nz_test_rm_rf(ctx);
+}
+
 int main(void)
 {
 	/* a (first in name order) copies /g/sub; e copies /g with sub a link to /a */
@@ -236,6 +263,14 @@ int main(void)
 	ASSERT(mkdir(tpath("old"), 0755) == 0);
 	ASSERT_OK(nz_export_hdf5(src, tpath("old/src.nwb.zarr"), &o));
 	ASSERT(access(tpath("old/linked.h5.zarr"), F_OK) == 0);
+
+	snprintf(oom_src, sizeof oom_src, "%s", src);
+	snprintf(oom_dst, sizeof oom_dst, "%s", tpath("oom.zarr"));
+	{
+		nz_oom_sweep sw = {"export --copy-links + verify", oom_run, oom_reset, oom_failed,
+				   oom_dst, 40, 120, 1, 0};
+		ASSERT(nz_oom_run_sweep(&sw) > 100);
+	}
 	printf("ok\n");
 	return 0;
 }
