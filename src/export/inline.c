@@ -55,17 +55,14 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 /* `base` with the part of `path` below `prefix` appended. */
 static char *rebase(const char *base, const char *prefix, const char *path)
 {
-	const char *rest = path + (strcmp(prefix, "/") == 0 ? 0 : strlen(prefix));
-	size_t a = strlen(base), b = strlen(rest);
-	char *out;
-	if (strcmp(base, "/") == 0 && rest[0] == '/')
-		a = 0;
-	if (!(out = nz__malloc(a + b + 2)))
+	/* what follows the prefix: "" for the prefix itself, else "/..." */
+	const char *rest = strcmp(prefix, "/") == 0 ? (strcmp(path, "/") == 0 ? "" : path) : path + strlen(prefix);
+	size_t a = strcmp(base, "/") == 0 && rest[0] ? 0 : strlen(base), b = strlen(rest);
+	char *out = nz__malloc(a + b + 1);
+	if (!out)
 		return NULL;
 	memcpy(out, base, a);
 	memcpy(out + a, rest, b + 1);
-	if (!out[0])
-		strcpy(out, "/");
 	return out;
 }
 

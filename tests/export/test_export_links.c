@@ -156,6 +156,8 @@ static void check_copy(const char *out, int fmt)
 	ASSERT_CONTAINS(g, "\"name\":\"typed_back\"");
 	ASSERT_CONTAINS(g, "\"path\":\"/typed\"");
 	ASSERT(!strstr(g, "\"name\":\"back\""));
+	/* A whole file linked to: its root's members below the link. */
+	read_ints(out, "w/x", 30);
 	/* A part of /g copied before (at /a) is linked to, not copied twice. */
 	read_ints(out, "a/v", 20);
 	ASSERT_CONTAINS(g, "\"name\":\"sub\"");
@@ -204,7 +206,8 @@ static void oom_reset(void *ctx)
 int main(void)
 {
 	/* a (first in name order) copies /g/sub; e copies /g with sub a link to /a */
-	static const char *const good[] = { "a=linked.h5:/g/sub", "e=linked.h5:/g", "f=linked.h5:/g", NULL };
+	static const char *const good[] = { "a=linked.h5:/g/sub", "e=linked.h5:/g", "f=linked.h5:/g",
+					    "w=whole.h5:/", NULL };
 	static const char *const missing[] = { "m=nothere.h5:/x", NULL };
 	static const char *const bad[] = { "b=linked.h5:/bad", NULL };
 	static const char *const loop[] = { "c=linked.h5:/l", NULL };
@@ -217,6 +220,11 @@ int main(void)
 	snprintf(src, sizeof src, "%s", tpath("src.h5"));
 	make_linked(tpath("linked.h5"));
 	make_src(src, good);
+	/* whole.h5: a file linked to as a whole (its root) */
+	fid = H5Fcreate(tpath("whole.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	ASSERT(fid >= 0);
+	ints(fid, "x", 30);
+	H5Fclose(fid);
 	/* loop.h5:/l leads back to linked.h5:/l */
 	fid = H5Fcreate(tpath("loop.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ASSERT(fid >= 0 && H5Lcreate_external("linked.h5", "/l", fid, "l", H5P_DEFAULT, H5P_DEFAULT) >= 0);
