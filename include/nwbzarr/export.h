@@ -89,7 +89,8 @@ typedef struct nz_export_stats {
 typedef struct nz_export_opts {
 	unsigned int version;            /**< NZ_EXPORT_OPTS_VERSION */
 	int jobs;                        /**< worker threads; 0 = one per core; at most NZ_WRITE_MAX_JOBS */
-	const nz_compressor *compressor; /**< NULL = Blosc lz4 (hdmf-zarr's default) */
+	const nz_compressor *compressor; /**< NULL = the layout's default: zstd level 0 (v3, hdmf-zarr
+					      0.14's), Blosc lz4 (v2, hdmf-zarr <= 0.13's) */
 	nz_export_chunks chunks;
 	int overwrite;                   /**< 1 = replace an existing output */
 	/** 1 = let libhdf5 decode every chunk (under the lock) instead of
@@ -137,14 +138,27 @@ typedef struct nz_export_opts {
 	 *  and why it took the default codec; may be NULL. */
 	nz_verify_cb note;
 	void *note_ctx;
+	/* options version 5 */
+	/** HDF5 external links (docs/format.md, "External links"). 0: each
+	 *  file a link leads into is exported too, beside `dst`, and the link
+	 *  names that store. 1: what each link leads to (a group with all below
+	 *  it, or a dataset: attributes, values, object ids) is copied into
+	 *  `dst` at the link's path instead, so `dst` is one self-contained
+	 *  store; a second link to an object already copied (or to one of
+	 *  `src`) becomes a soft link to it. A linked file that cannot be
+	 *  opened, a missing target, a circle of links, or a reference inside a
+	 *  copy to an object no copy holds is NZ_EFORMAT naming both files,
+	 *  before `dst` is touched. */
+	int copy_links;
 } nz_export_opts;
 
-/* Versions 1 and 2 are still accepted (they write Zarr v2), and 3; version
- * 1's nz_export_stats ends before `jobs`, 1 to 3's before stored_chunks. */
-#define NZ_EXPORT_OPTS_VERSION 4
+/* Versions 1 and 2 are still accepted (they write Zarr v2), version 3
+ * (without keep_filters), 4 (without copy_links); version 1's
+ * nz_export_stats ends before `jobs`, 1 to 3's before stored_chunks. */
+#define NZ_EXPORT_OPTS_VERSION 5
 #define NZ_EXPORT_OPTS_INIT { NZ_EXPORT_OPTS_VERSION, 0, NULL, NZ_EXPORT_CHUNKS_KEEP, 0, 0, 0, NULL, NULL, NULL, NULL, \
 			     NZ_EXPORT_ALL, 0, 0, /* fsync, resume */ 0, 0, /* zarr_format, shards */ 0, NULL, \
-			     /* keep_filters, note */ 0, NULL, NULL }
+			     /* keep_filters, note */ 0, NULL, NULL, /* copy_links */ 0 }
 
 /** Export the NWB HDF5 file `src` into a new Zarr directory store `dst`
  *  (opts NULL = defaults). An existing `dst` is NZ_EEXISTS unless

@@ -81,11 +81,14 @@ def upgrade(src, dst, *, number_of_jobs=-1, **options):
 
 
 def export(src, dst, *, number_of_jobs=-1, overwrite=False, compressor=None, clevel=None,
-           memory_budget=0, auto_chunks=False):
+           memory_budget=0, auto_chunks=False, copy_links=False):
     """Export the NWB HDF5 file ``src`` to the NWB-Zarr store ``dst`` with
     the library's exporter (``nwbzarr export``), in parallel. ``compressor``
-    is one of the CLI's names (default blosc-lz4, hdmf-zarr's); ``memory_budget``
-    bytes of data in flight (0 = the engine's default). Returns its stats."""
+    is one of the CLI's names (default: zstd level 0, hdmf-zarr 0.14's; a ``clevel``
+    alone applies to blosc-lz4); ``memory_budget``
+    bytes of data in flight (0 = the engine's default); ``copy_links`` copies
+    what HDF5 external links lead to into ``dst`` (``--copy-links``) instead
+    of exporting the linked files beside it. Returns its stats."""
     comp = None
     if compressor is not None or clevel is not None:
         name = compressor or "blosc-lz4"
@@ -95,7 +98,7 @@ def export(src, dst, *, number_of_jobs=-1, overwrite=False, compressor=None, cle
         comp = (cid, cname, _DEFAULT_CLEVEL[cid] if clevel is None else int(clevel), 1, 0)
     return _nwbzarr.export_hdf5(os.fspath(src), os.fspath(dst), jobs=resolve_jobs(number_of_jobs),
                                 overwrite=overwrite, compressor=comp, buffer_size=memory_budget,
-                                auto_chunks=auto_chunks)
+                                auto_chunks=auto_chunks, copy_links=copy_links)
 
 
 def verify(a, b, *, number_of_jobs=-1, max_diffs=0):

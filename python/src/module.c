@@ -227,10 +227,10 @@ static int parse_compressor(nz_compressor *c, PyObject *obj)
 static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = { "src", "dst", "jobs", "overwrite", "compressor", "buffer_size", "auto_chunks",
-				 NULL };
+				 "copy_links", NULL };
 	const char *src, *dst;
 	PyObject *comp = Py_None;
-	int jobs = 0, overwrite = 0, auto_chunks = 0, err;
+	int jobs = 0, overwrite = 0, auto_chunks = 0, copy_links = 0, err;
 	Py_ssize_t buffer_size = 0;
 	nz_compressor c;
 	nz_export_opts eo = NZ_EXPORT_OPTS_INIT;
@@ -238,8 +238,8 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	call_state cs = { NULL, NULL };
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$ipOnp", names, &src, &dst, &jobs, &overwrite, &comp,
-					 &buffer_size, &auto_chunks) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$ipOnpp", names, &src, &dst, &jobs, &overwrite, &comp,
+					 &buffer_size, &auto_chunks, &copy_links) ||
 	    parse_compressor(&c, comp) < 0)
 		return NULL;
 	if (buffer_size < 0) {
@@ -251,6 +251,7 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	eo.compressor = comp == Py_None ? NULL : &c;
 	eo.chunks = auto_chunks ? NZ_EXPORT_CHUNKS_AUTO : NZ_EXPORT_CHUNKS_KEEP;
 	eo.buffer_size = (size_t)buffer_size;
+	eo.copy_links = copy_links;
 	eo.progress = check_signals;
 	eo.progress_ctx = &cs;
 	eo.stats = &st;

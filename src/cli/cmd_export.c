@@ -1,6 +1,7 @@
 /* nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME|keep [--clevel L]]
  *                [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]
- *                [--overwrite | --resume] [--fsync] [--hdf5-decode] [--quiet] [--json] */
+ *                [--copy-links] [--overwrite | --resume] [--fsync] [--hdf5-decode]
+ *                [--quiet] [--json] */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -17,8 +18,8 @@
 static const char usage_text[] =
 	"usage: nwbzarr export IN.nwb OUT.nwb.zarr [-j N] [--compressor NAME|keep [--clevel L]]\n"
 	"                      [--chunks keep|auto] [--zarr-format 2|3] [--shards R,C]\n"
-	"                      [--overwrite | --resume] [--fsync] [--hdf5-decode]\n"
-	"                      [--quiet] [--json]\n"
+	"                      [--copy-links] [--overwrite | --resume] [--fsync]\n"
+	"                      [--hdf5-decode] [--quiet] [--json]\n"
 	"  -j, --jobs N        worker threads, 0..256 (default 0: one per core)\n"
 	"  --compressor NAME   blosc-lz4, blosc-zstd, zstd, lz4, zlib, gzip, none (default:\n"
 	"                      zstd level 0 for v3, as hdmf-zarr 0.14; blosc-lz4 for v2),\n"
@@ -34,6 +35,8 @@ static const char usage_text[] =
 	"  --shards R,C        Zarr v3 shard shape of 2-D datasets, a multiple of their\n"
 	"                      chunks (default: datasets over 64 MiB in shards of all\n"
 	"                      columns x ~256 MiB of rows)\n"
+	"  --copy-links        copy what HDF5 external links lead to into OUT (one\n"
+	"                      self-contained store) instead of exporting the linked files\n"
 	"  --overwrite         replace an existing Zarr store at OUT (kept until the new\n"
 	"                      one is complete; given back if the export fails)\n"
 	"  --resume            finish an interrupted export of IN into OUT (same options)\n"
@@ -44,7 +47,9 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"\n"
 	"A file an HDF5 external link leads into is exported too, beside OUT as\n"
-	"<its name>.zarr, and the link names that store (\"../<name>.zarr\").\n"
+	"<its name>.zarr, and the link names that store (\"../<name>.zarr\"); with\n"
+	"--copy-links the linked groups and datasets are copied in (once each: a second\n"
+	"link to one becomes a link to the copy) and no other store is written.\n"
 	"\n"
 	"exit status: 0 success, 1 failure, 2 usage error.\n";
 
@@ -187,6 +192,8 @@ int nz_cli_export(int argc, char **argv)
 				return bad_usage(err);
 			}
 			have_shards = 1;
+		} else if (strcmp(a, "--copy-links") == 0) {
+			o.copy_links = 1;
 		} else if (strcmp(a, "--overwrite") == 0) {
 			o.overwrite = 1;
 		} else if (strcmp(a, "--resume") == 0) {

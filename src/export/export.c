@@ -235,7 +235,7 @@ static int write_objects(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n,
 		goto done;
 	}
 	if ((err = nz__h5ds_read(ds, start, n->shape, buf, bytes)) < 0 ||
-	    (err = nz__xvalues_canon(&x->m, &n->type, buf, (size_t)nelem)) < 0)
+	    (err = nz__xvalues_canon(&x->m, n, buf, (size_t)nelem)) < 0)
 		goto done;
 	for (i = 0; i < nelem; i++) {
 		const unsigned char *p = buf + i * n->type.size;
@@ -440,7 +440,9 @@ static int write_all(xctx *x)
 	}
 	x->specloc = nz__x_specloc(&x->m);
 	x->root_oid = nz__x_model_oid(&x->m, "/");
-	if ((err = nz__x_collect_links(x->links, &x->st.links, &x->m, ext_source, x)) < 0)
+	/* (DATA writes no links: it has no plan of the linked stores) */
+	if (x->o.phase != NZ_EXPORT_DATA &&
+	    (err = nz__x_collect_links(x->links, &x->st.links, &x->m, ext_source, x)) < 0)
 		goto done;
 	for (i = 0; i < x->m.count && !err; i++) {
 		const nz__xnode *n = &x->m.nodes[i];
@@ -530,16 +532,17 @@ static int linked_done(const char *dst)
 }
 
 /* The files the source links into, each exported as the source is (its
- * own stats and checks; it need not be NWB), before the source. */
+ * own stats and checks; it need not be NWB), before the source. Several
+ * processes (MPI): whole, by the METADATA one, before the source's
+ * metadata; only the source's own large datasets are shared out. */
 static int export_linked(const xctx *x)
 {
 	nz_export_opts o = x->o;
 	size_t i;
 	int err;
-	if (x->plan->n > 1 && x->o.phase != NZ_EXPORT_ALL)
-		return nz__error_set(NZ_EUNSUPPORTED, "'%s' has external links: export it with one "
-				     "process", x->plan->v[0].real);
 	o.stats = NULL;
+	o.phase = NZ_EXPORT_ALL;
+	o.part = o.nparts = 0;
 	for (i = 1; i < x->plan->n; i++) {
 		if (x->plan->v[i].keep || (o.resume && linked_done(x->plan->v[i].dst)))
 			continue;
@@ -565,6 +568,8 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 		x.o.zarr_format = 2;
 	} else if (opts && opts->version == 3) { /* ends before keep_filters */
 		memcpy(&x.o, opts, offsetof(nz_export_opts, keep_filters));
+	} else if (opts && opts->version == 4) { /* ends before copy_links */
+		memcpy(&x.o, opts, offsetof(nz_export_opts, copy_links));
 	} else if (opts) {
 		x.o = *opts;
 	}
@@ -591,8 +596,14 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 	if ((err = nz__h5_walk(&x.m, x.f)) < 0 ||
 	    (err = plan ? nz__xmodel_check_links(&x.m, src) : nz__xmodel_check_nwb(&x.m, src)) < 0)
 		goto done;
-	if (!plan) {
-		/* Every linked file opened and checked before any output. */
+	if (!plan && x.o.copy_links) {
+		/* One store: the linked objects walked into the model (every
+		 * process of an MPI export makes the same one). */
+		if ((err = nz__xmodel_inline(&x.m, src)) < 0)
+			goto done;
+	} else if (!plan && x.o.phase != NZ_EXPORT_DATA) {
+		/* Every linked file opened and checked before any output (DATA:
+		 * the METADATA process exported them). */
 		if ((err = nz__xlinks_plan(&own, src, dst, &x.m, &x.o)) < 0)
 			goto done;
 		x.plan = &own;

@@ -85,5 +85,23 @@ int nz__xlinks_plan(nz__xlinks *l, const char *src, const char *dst, const nz__x
  *  of plan entry `from`: "." into itself, else "../<store name>". */
 int nz__xlinks_source(char **out, const nz__xlinks *l, size_t from, const nz__xnode *n);
 void nz__xlinks_clear(nz__xlinks *l);
+/** The real path (PATH_MAX bytes) of the file external link `n` of file
+ *  `from` leads into: absolute as written, else relative to `from`'s folder
+ *  (as libhdf5 looks first). NZ_EFORMAT naming both files when it cannot
+ *  be opened or is not a regular file. */
+int nz__xlinks_resolve(char *real, const char *from, const nz__xnode *n);
+
+/** export --copy-links (inline.c): replace every external link of `m`
+ *  (walked from `file`, sorted) by a copy of the group or dataset it leads
+ *  to (through any chain of links, into any file), with its attributes and
+ *  object ids, at the link's path; so are the links inside the copies. An
+ *  object is copied once: a later link to it, or to an object of the
+ *  source, becomes a soft link. The linked files are walked, nothing is
+ *  written. m->files and m->grafts record where each copy came from (for
+ *  references, nz__xvalues_canon); its datasets open in `file` by their
+ *  model path, libhdf5 following the links. NZ_EFORMAT naming both files
+ *  for a linked file that cannot be opened, a target that does not exist,
+ *  a reference to an object no copy holds, or a circle of links. */
+int nz__xmodel_inline(nz__xmodel *m, const char *file);
 
 #endif

@@ -37,7 +37,7 @@ static char *beside(const char *dst, const char *name, const char *suffix)
 
 /* The file an external link of `from` names: absolute as written, else
  * relative to `from`'s folder (as libhdf5 looks first); its real path. */
-static int resolve(char *real, const char *from, const nz__xnode *n)
+int nz__xlinks_resolve(char *real, const char *from, const nz__xnode *n)
 {
 	char path[PATH_MAX];
 	const char *s = strrchr(from, '/');
@@ -126,7 +126,7 @@ static int plan_file(nz__xlinks *l, size_t i, const nz__xmodel *m, const nz_expo
 		char *dst;
 		if (n->kind != NZ__X_EXTLINK)
 			continue;
-		if ((err = resolve(real, l->v[i].real, n)) < 0)
+		if ((err = nz__xlinks_resolve(real, l->v[i].real, n)) < 0)
 			return err;
 		if (find(l, real) != SIZE_MAX)
 			continue;
@@ -193,7 +193,7 @@ int nz__xlinks_source(char **out, const nz__xlinks *l, size_t from, const nz__xn
 	size_t t;
 	int err;
 	*out = NULL;
-	if ((err = resolve(real, l->v[from].real, n)) < 0)
+	if ((err = nz__xlinks_resolve(real, l->v[from].real, n)) < 0)
 		return err;
 	if ((t = find(l, real)) == SIZE_MAX)
 		return nz__error_set(NZ_EINVAL, "'%s': external link '%s' is not in the export's plan",

@@ -318,8 +318,10 @@ static int read_hdf5(nz__h5ds *ds, const uint64_t *start, const uint64_t *count,
 		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot read from '%s'", n->path, ds->file->path);
 	} else {
 		read = 1;
+		/* References resolve in the dataset's own file (another one when
+		 * the path goes through an external link: --copy-links). */
 		if (!direct && nelem)
-			err = nz__h5conv_apply(&ds->conv, ds->file->fid, mbuf, out, nelem, n->path);
+			err = nz__h5conv_apply(&ds->conv, ds->dset, mbuf, out, nelem, n->path);
 	}
 	if (read && nelem && nz__h5conv_has_vlen(&ds->conv))
 		H5Dvlen_reclaim(ds->conv.mtype, mspace, H5P_DEFAULT, mbuf);

@@ -205,6 +205,14 @@ void nz__xmodel_clear(nz__xmodel *m)
 	for (i = 0; i < m->count; i++)
 		nz__xnode_clear(&m->nodes[i]);
 	nz__free(m->nodes);
+	for (i = 0; i < m->nfiles; i++)
+		nz__free(m->files[i]);
+	nz__free(m->files);
+	for (i = 0; i < m->ngrafts; i++) {
+		nz__free(m->grafts[i].from);
+		nz__free(m->grafts[i].to);
+	}
+	nz__free(m->grafts);
 	memset(m, 0, sizeof *m);
 }
 
@@ -328,70 +336,100 @@ static const char *canonical(const nz__xmodel *m, const char *path)
 	return n && n->hard_alias ? n->link_target : NULL;
 }
 
-static int canon_elem(const nz__xmodel *m, const nz__xtype *t, unsigned char *p)
+static int canon_elem(const nz__xmodel *m, size_t origin, const nz__xtype *t, unsigned char *p)
 {
 	size_t i;
 	int err;
 	if (t->cls == NZ__XT_REF) {
-		char *s, *c;
+		char *s, *placed = NULL, *c;
 		const char *to;
 		memcpy(&s, p, sizeof s);
-		if (!s || !(to = canonical(m, s)))
+		if (!s)
 			return 0;
-		if (!(c = nz__strdup(to)))
+		/* A copied node's references name objects of its own file. */
+		if (origin && (err = nz__xmodel_place(&placed, m, origin, s)) < 0)
+			return err;
+		to = canonical(m, placed ? placed : s);
+		if (!to && !placed)
+			return 0;
+		c = nz__strdup(to ? to : placed);
+		nz__free(placed);
+		if (!c)
 			return nz__error_set(NZ_ENOMEM, "out of memory");
 		nz__free(s);
 		memcpy(p, &c, sizeof c);
 		return 0;
 	}
 	for (i = 0; i < t->nfields; i++)
-		if ((err = canon_elem(m, &t->fields[i].type, p + t->fields[i].offset)) < 0)
+		if ((err = canon_elem(m, origin, &t->fields[i].type, p + t->fields[i].offset)) < 0)
 			return err;
 	return 0;
 }
-
-int nz__xvalues_canon(const nz__xmodel *m, const nz__xtype *t, void *buf, size_t n)
+int nz__xvalues_canon(const nz__xmodel *m, const nz__xnode *node, void *buf, size_t n)
 {
+	const nz__xtype *t = &node->type;
 	size_t i;
 	int err;
 	if (!nz__xtype_has_pointers(t))
 		return 0;
 	for (i = 0; i < n; i++)
-		if ((err = canon_elem(m, t, (unsigned char *)buf + i * t->size)) < 0)
-			return err;
+		if ((err = canon_elem(m, node->origin, t, (unsigned char *)buf + i * t->size)) < 0)
+			return nz__error_wrap("'%s'", node->path);
 	return 0;
 }
-
-static int canon_json(const nz__xmodel *m, json_t *v)
+/* A reference attribute of node `n`: its path placed (copied nodes name
+ * objects of their own file, whose root is no longer theirs) and canonical. */
+static int canon_ref(const nz__xmodel *m, const nz__xnode *n, json_t *ref, const json_t *root_oid)
+{
+	const char *path = json_string_value(json_object_get(ref, "path")), *to;
+	char *placed = NULL;
+	int err = 0;
+	if (!path)
+		return 0;
+	if (n->origin) {
+		if ((err = nz__xmodel_place(&placed, m, n->origin, path)) < 0)
+			return nz__error_wrap("'%s' attribute", n->path);
+		path = placed;
+		if (json_object_get(ref, "source_object_id") &&
+		    json_object_set_new(ref, "source_object_id", root_oid ? json_copy((json_t *)root_oid)
+								     : json_null()) < 0)
+			err = nz__error_set(NZ_ENOMEM, "out of memory");
+	}
+	to = canonical(m, path);
+	if (!err && (to || placed) && json_object_set_new(ref, "path", json_string(to ? to : placed)) < 0)
+		err = nz__error_set(NZ_ENOMEM, "out of memory");
+	nz__free(placed);
+	return err;
+}
+static int canon_json(const nz__xmodel *m, const nz__xnode *n, json_t *v, const json_t *root_oid)
 {
 	json_t *zd = json_object_get(v, "zarr_dtype"), *item;
-	const char *to, *k;
+	const char *k;
 	size_t i;
 	int err = 0;
-	if (json_is_string(zd) && strcmp(json_string_value(zd), "object") == 0) {
-		json_t *ref = json_object_get(v, "value");
-		const char *path = json_string_value(json_object_get(ref, "path"));
-		if (path && (to = canonical(m, path)) && json_object_set_new(ref, "path", json_string(to)) < 0)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
-		return 0;
-	}
+	if (json_is_string(zd) && strcmp(json_string_value(zd), "object") == 0)
+		return canon_ref(m, n, json_object_get(v, "value"), root_oid);
+	/* the elements of a list of references are bare reference dicts */
+	if (json_is_string(json_object_get(v, "path")) && json_object_get(v, "source_object_id"))
+		return canon_ref(m, n, v, root_oid);
 	if (json_is_array(v))
 		json_array_foreach(v, i, item)
-			if ((err = canon_json(m, item)) < 0)
+			if ((err = canon_json(m, n, item, root_oid)) < 0)
 				return err;
 	if (json_is_object(v))
 		json_object_foreach(v, k, item)
-			if ((err = canon_json(m, item)) < 0)
+			if ((err = canon_json(m, n, item, root_oid)) < 0)
 				return err;
 	return 0;
 }
-
 int nz__xmodel_canon_attrs(nz__xmodel *m)
 {
+	const nz__xnode *root = nz__xmodel_find(m, "/");
+	const json_t *oid = root ? json_object_get(root->attrs, "object_id") : NULL;
 	size_t i;
 	int err;
 	for (i = 0; i < m->count; i++)
-		if ((err = canon_json(m, m->nodes[i].attrs)) < 0)
+		if ((err = canon_json(m, &m->nodes[i], m->nodes[i].attrs, oid)) < 0)
 			return err;
 	return 0;
 }

@@ -71,12 +71,27 @@ typedef struct nz__xnode {
 	uint64_t chunks[NZ_MAX_DIMS]; /**< source chunking; all 0 = contiguous */
 	nz__xtype type;
 	json_t *attrs;     /**< object: name -> value; owned; never NULL */
+	size_t origin;     /**< index of the graft it was copied from; 0 = the walked file's own */
 } nz__xnode;
+
+/** A subtree of a linked file copied into the model (nz__xmodel_inline):
+ *  its reference paths name objects of files[file] and are placed through
+ *  the grafts of that file. Graft 0 is the walked file itself ("/" at "/"). */
+typedef struct nz__xgraft {
+	size_t file; /**< index in nz__xmodel.files */
+	char *from;  /**< the subtree's path in that file */
+	char *to;    /**< its path in the model */
+} nz__xgraft;
 
 typedef struct nz__xmodel {
 	nz__xnode *nodes; /**< sorted by path */
 	size_t count;
 	size_t cap;
+	/* set by nz__xmodel_inline only; empty otherwise */
+	char **files;        /**< real paths; files[0] the walked file */
+	size_t nfiles;
+	nz__xgraft *grafts;
+	size_t ngrafts;
 } nz__xmodel;
 
 void nz__xtype_clear(nz__xtype *t);
@@ -129,11 +144,18 @@ typedef struct nz__xjson_ctx {
 json_t *nz__xelem_json(const nz__xtype *t, const void *p, const nz__xjson_ctx *c, int wrap_ref);
 
 /** References name an object by the path libhdf5 reports, which for an
- *  object with several hard links may be an alias exported as a link.
- *  Rewrite the reference paths held by n elements at buf (attributes of
- *  every node, for the second) to the path that holds the object. */
-int nz__xvalues_canon(const nz__xmodel *m, const nz__xtype *t, void *buf, size_t n);
+ *  object with several hard links may be an alias exported as a link, and
+ *  (for a node copied from a linked file) by its path in that file.
+ *  Rewrite the reference paths held by n elements of node `node` at buf
+ *  (attributes of every node, for the second) to the path of the model
+ *  that holds the object; a target a copy does not hold is NZ_EFORMAT
+ *  naming it. */
+int nz__xvalues_canon(const nz__xmodel *m, const nz__xnode *node, void *buf, size_t n);
 int nz__xmodel_canon_attrs(nz__xmodel *m);
+/** Where the object at `path` of the file of graft `origin` sits in the
+ *  model (nz__malloc'd into *out): below the first graft of that file whose
+ *  subtree holds it. NZ_EFORMAT naming the file when no copy holds it. */
+int nz__xmodel_place(char **out, const nz__xmodel *m, size_t origin, const char *path);
 
 /** Elements of a region: prod(count) (1 for a scalar). */
 int nz__xnode_count(uint64_t *out, const nz__xnode *n, const uint64_t *count);

@@ -203,7 +203,7 @@ int nz__x_write_struct3(nz__hdmf *h, nz__h5ds *ds, const nz__xmodel *m, const nz
 	if (!(buf = nz__calloc(1, nbytes ? nbytes : 1)))
 		return nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
 	if (!nelem || ((err = nz__h5ds_read(ds, zero, n->shape, buf, nbytes)) == 0 &&
-		       (err = nz__xvalues_canon(m, &n->type, buf, (size_t)nelem)) == 0))
+		       (err = nz__xvalues_canon(m, n, buf, (size_t)nelem)) == 0))
 		err = nz__x_put_struct3(h, n, nelem, buf, attrs, chunks);
 	if (err == 0)
 		*bytes += nbytes;

@@ -128,7 +128,7 @@ static int reader_read(vreader *r, const uint64_t *start, const uint64_t *count,
 	if ((err = nz__h5ds_read(r->ds, start, count, out, len)) < 0 ||
 	    (err = nz__xnode_count(&total, r->n, count)) < 0)
 		return err;
-	if ((err = nz__xvalues_canon(&r->s->m, &r->n->type, out, (size_t)total)) < 0)
+	if ((err = nz__xvalues_canon(&r->s->m, r->n, out, (size_t)total)) < 0)
 		nz__xvalues_free(&r->n->type, out, (size_t)total);
 	return err;
 }
@@ -504,6 +504,22 @@ static int compare_models(vctx *v)
 	return err;
 }
 
+/* An export made with --copy-links holds copies (or soft links to them)
+ * where HDF5 file `x` has external links: `x` is then compared as it reads
+ * with its links followed, in the export's own form (nz__xmodel_inline). */
+static int follow_links(vside *x, const vside *y)
+{
+	size_t i;
+	if (x->zarr)
+		return 0;
+	for (i = 0; i < x->m.count; i++) {
+		const nz__xnode *n = &x->m.nodes[i], *o;
+		if (n->kind == NZ__X_EXTLINK && (o = nz__xmodel_find(&y->m, n->path)) && o->kind != NZ__X_EXTLINK)
+			return nz__xmodel_inline(&x->m, x->path);
+	}
+	return 0;
+}
+
 int nz_verify(uint64_t *ndiff, const char *a, const char *b, const nz_verify_opts *opts)
 {
 	return nz__verify_files(ndiff, a, b, opts, NZ__VERIFY_NWB);
@@ -533,7 +549,8 @@ int nz__verify_files(uint64_t *ndiff, const char *a, const char *b, const nz_ver
 	if (!v.o.max_diffs)
 		v.o.max_diffs = 1000;
 	nz__alloc_init();
-	if ((err = open_side(&v.a, a, flags & NZ__VERIFY_NWB)) < 0 || (err = open_side(&v.b, b, flags)) < 0)
+	if ((err = open_side(&v.a, a, flags & NZ__VERIFY_NWB)) < 0 || (err = open_side(&v.b, b, flags)) < 0 ||
+	    (err = follow_links(&v.a, &v.b)) < 0 || (err = follow_links(&v.b, &v.a)) < 0)
 		goto done;
 	if (v.a.meta_diff[0])
 		diff(&v, v.a.meta_key, "%s", v.a.meta_diff);

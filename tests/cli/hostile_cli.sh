@@ -28,6 +28,9 @@ with h5py.File('in.nwb', 'w') as f:
     # over export's 4 MiB 'small dataset' limit: written by the engine's workers
     d = np.random.default_rng(2).integers(0, 1 << 30, (1100, 1000), dtype='<i4')
     f.create_group('acquisition').create_dataset('d', data=d, chunks=(100, 1000))
+with h5py.File('extmissing.nwb', 'w') as f:  # an external link into a file that is not there
+    f.attrs['nwb_version'] = '2.6.0'
+    f['m'] = h5py.ExternalLink('gone.nwb', '/x')
 " || exit 1
 # Zarr v2: rows below look at v2 keys (.zattrs, .zmetadata, .zgroup temps).
 A=(--zarr-format 2 --channels 8 --rate 1000 -q --seed 1 --create-date 2024-01-01T00:00:00Z)
@@ -213,6 +216,10 @@ row "export three operands" 2 "unexpected argument" -- "$nz" export in.nwb keep 
 row "export --resume --overwrite" 2 "exclude each other" -- "$nz" export in.nwb keep --resume --overwrite
 row "export input missing" 1 "nothere.nwb" -- "$nz" export nothere.nwb keep --overwrite
 row "export input not HDF5" 1 "not an HDF5 file" -- "$nz" export rec.bin keep --overwrite
+row "export --copy-links, linked file missing" 1 "extmissing.nwb': external link '/m' leads into 'gone.nwb', which cannot be opened" \
+	-- "$nz" export extmissing.nwb keep --overwrite --copy-links
+row "export, linked file missing" 1 "extmissing.nwb': external link '/m' leads into 'gone.nwb', which cannot be opened" \
+	-- "$nz" export extmissing.nwb keep --overwrite
 grep -q "was left as it was" err.txt || fail "export of a bad input: no word that 'keep' is as it was"
 row "export to a new output, bad input" 1 "rec.bin" -- "$nz" export rec.bin newout --overwrite
 grep -q "was left as it was" err.txt && fail "a new output is not 'left as it was'"

@@ -7,37 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "test.h"
+#include "h5test.h"
 
 /* Over the 4 MiB under which export reads a dataset in one call, so the
  * values stream through the engine on two workers. */
 #define ROWS 200000
 #define COLS 12
-
-static char tmp[1024];
-
-/* A path in the test's folder; valid until the 8th call after this one
- * (the files used throughout are copied in main). */
-static const char *tpath(const char *name)
-{
-	static char buf[8][1200];
-	static int k;
-	k = (k + 1) % 8;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-	return buf[k];
-}
-
-static void str_attr(hid_t obj, const char *name, const char *value)
-{
-	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a;
-	H5Tset_size(t, H5T_VARIABLE);
-	H5Tset_cset(t, H5T_CSET_UTF8);
-	a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-	ASSERT(a >= 0 && H5Awrite(a, t, &value) >= 0);
-	H5Aclose(a);
-	H5Sclose(s);
-	H5Tclose(t);
-}
 
 static void make_file(const char *path)
 {
@@ -200,15 +175,12 @@ int main(void)
 	nz_export_stats st;
 	struct seen seen;
 	nz_store *store = NULL;
-	const char *env = getenv("NZ_TMP");
 	char h5[1200], za[1200], zb[1200];
 	FILE *in, *out;
 	char buf[2000];
 	size_t n;
 
-	snprintf(tmp, sizeof tmp, "%s/test_export_%d", env ? env : "/tmp", (int)getpid());
-	mkdir(env ? env : "/tmp", 0755);
-	ASSERT(mkdir(tmp, 0755) == 0);
+	h5test_folder("test_export");
 	snprintf(h5, sizeof h5, "%s", tpath("in.nwb"));
 	snprintf(za, sizeof za, "%s", tpath("a.nwb.zarr"));
 	snprintf(zb, sizeof zb, "%s", tpath("b.nwb.zarr"));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `mpirun -n K nwbzarr export`: the same bytes as one process for K = 2, 3
 # (large chunked, contiguous and compound datasets streamed through the
-# engine, small ones and strings), verified against the source; a failure
+# engine, small ones and strings), verified against the source; so with an
+# external link (exported beside, or --copy-links); a failure
 # on one rank stops every rank and leaves no .zmetadata.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -43,6 +44,27 @@ n=$(find "$T/v3.3/acquisition/es/chunked/c" -type f | wc -l)
 n=$(ls "$T/v2.3/acquisition/es/chunked" | wc -l)
 [ "$n" = 40 ] || fail "v2 chunked: $n chunk files, expected 40"
 mv "$T/v2.1" "$T/x.1" # the failure cases below are checked on the v2 layout
+
+# An external link: rank 0 exports the linked file beside OUT, whole, before
+# the source; with --copy-links the copy's chunks are shared out like the
+# source's own. Either way the bytes of one process.
+"$NZ_PYTHON" - "$T/top.h5" <<'PY' || { echo "FAIL: link fixture"; exit 1; }
+import sys, h5py
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs.update(object_id="00000000-0000-4000-8000-000000000100", nwb_version="2.6.0")
+    f["ext"] = h5py.ExternalLink("big.h5", "/acquisition/es")
+PY
+for mode in beside copy; do
+	flag=$([ $mode = copy ] && echo --copy-links)
+	mkdir -p "$T/$mode.1" "$T/$mode.2"
+	"$NZ_CLI" export "$T/top.h5" "$T/$mode.1/top.zarr" -j 2 -q $flag || fail "$mode: single process exit $?"
+	mpi 2 "$NZ_CLI" export "$T/top.h5" "$T/$mode.2/top.zarr" -j 1 $flag 2>"$T/err.txt" \
+		|| fail "$mode -n 2 exit $?: $(cat "$T/err.txt")"
+	diff -r "$T/$mode.1" "$T/$mode.2" >/dev/null || fail "$mode -n 2 differs from one process"
+	"$NZ_CLI" verify "$T/top.h5" "$T/$mode.2/top.zarr" >/dev/null || fail "$mode -n 2: verify"
+done
+[ -e "$T/beside.2/big.h5.zarr/zarr.json" ] || fail "beside: the linked file was not exported"
+[ -e "$T/copy.2/big.h5.zarr" ] && fail "--copy-links: a store was written beside"
 
 for phase in data metadata; do
 	r=$([ $phase = data ] && echo 2 || echo 0)

@@ -55,6 +55,19 @@ try:
 except ValueError as e:
     check("snappy" in str(e), f"an unknown compressor is refused ({e})")
 
+# copy_links: an external link's data copied in, nothing exported beside.
+import h5py  # noqa: E402
+linking = tmp("linking.nwb")
+shutil.copyfile(h5, linking)
+with h5py.File(linking, "a") as f:
+    ts = next(iter(f["acquisition"].values()))
+    del ts["data"]
+    ts["data"] = h5py.ExternalLink("src.nwb", ts.name + "/data")
+os.makedirs(tmp("cl"), exist_ok=True)
+nwbzarr.export(linking, tmp("cl/linking.nwb.zarr"), copy_links=True, number_of_jobs=2)
+check(os.listdir(tmp("cl")) == ["linking.nwb.zarr"], f"copy_links: nothing beside ({os.listdir(tmp('cl'))})")
+check(nwbzarr.verify(linking, tmp("cl/linking.nwb.zarr")) == [], "copy_links: verify matches the linking file")
+
 other = tmp("other.nwb")
 with NWBHDF5IO(other, "w") as io:
     io.write(nwbfile(data[::-1].copy()))

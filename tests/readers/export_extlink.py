@@ -8,12 +8,12 @@ import pathlib
 import shutil
 import subprocess
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
 import zarr
 from hdmf_zarr import NWBZarrIO, NWBZarrV2IO
-from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+from nwblinks import linked_pair
 
 warnings.simplefilter("ignore")
 cli = os.environ["NZ_CLI"]
@@ -21,17 +21,7 @@ tmp = pathlib.Path(os.environ["NZ_TMP"]) / "export_extlink"
 shutil.rmtree(tmp, ignore_errors=True)
 (tmp / "raw").mkdir(parents=True)
 
-base, top = tmp / "raw" / "base.nwb", tmp / "raw" / "top.nwb"
-nwb = NWBFile("base", "id-base", datetime(2024, 1, 1, tzinfo=timezone.utc))
-nwb.add_acquisition(TimeSeries(name="ts", data=np.arange(1000, dtype="i2"), unit="m", rate=10.0))
-with NWBHDF5IO(str(base), "w") as io:
-    io.write(nwb)
-with NWBHDF5IO(str(base), "r") as bio:
-    b = bio.read()
-    nwb2 = NWBFile("top", "id-top", datetime(2024, 1, 1, tzinfo=timezone.utc))
-    nwb2.add_acquisition(TimeSeries(name="linked", data=b.acquisition["ts"].data, unit="m", rate=10.0))
-    with NWBHDF5IO(str(top), "w", manager=bio.manager) as io:
-        io.write(nwb2, link_data=True)
+base, top = linked_pair(tmp / "raw", np.arange(1000, dtype="i2"), ["linked"])
 import h5py  # noqa: E402
 with h5py.File(top, "r") as f:
     link = f["acquisition/linked"].get("data", getlink=True)

@@ -22,7 +22,7 @@ from hdmf.backends.hdf5 import H5DataIO
 from hdmf_zarr import NWBZarrIO
 from pynwb import NWBHDF5IO, NWBFile, TimeSeries
 
-from containers import same_containers
+from nwbcompare import same_containers
 
 warnings.simplefilter("ignore")
 cli = os.environ["NZ_CLI"]

@@ -22,7 +22,7 @@ import warnings
 from hdmf_zarr import NWBZarrIO
 from pynwb import NWBHDF5IO
 
-from containers import same_containers
+from nwbcompare import same_containers
 
 warnings.simplefilter("ignore")
 cli = os.environ["NZ_CLI"]

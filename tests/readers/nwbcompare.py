@@ -1,6 +1,7 @@
-"""Two pynwb files read by their readers (NWBHDF5IO, hdmf-zarr's NWBZarrIO)
-compared container by container: object ids, types, names, parents, every
-field and dataset value, references resolved to the same objects."""
+"""Two reads of one NWB file compared container by container, as the
+issues' "equal to its source" asks: the same object ids, types, names and
+parents, every field and dataset value, references resolved to the same
+objects (by object id)."""
 import numpy as np
 
 
