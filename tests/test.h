@@ -88,18 +88,6 @@ static inline void nz_test_rm_rf(const char *path)
 		NZ__FAIL("cannot remove '%s'", path);
 }
 
-/** Overwrite 64 bytes of file `path` at offset `at` with junk (a corrupt
- *  stored chunk: `at` inside it). */
-static inline void nz_test_junk(const char *path, unsigned long long at)
-{
-	unsigned char junk[64];
-	FILE *f = fopen(path, "r+b");
-	memset(junk, 0xA5, sizeof junk);
-	if (!f || fseek(f, (long)at, SEEK_SET) != 0 || fwrite(junk, 1, sizeof junk, f) != sizeof junk ||
-	    fclose(f) != 0)
-		NZ__FAIL("cannot write junk into '%s'", path);
-}
-
 /** Temporary files (a store's ".<name>.nztmp.<...>" names) anywhere below
  *  `dir`: what an interrupted or failed write must not leave behind. */
 static inline int nz_test_temp_files(const char *dir)

@@ -56,10 +56,6 @@ typedef struct nz_hdf5_source_stats {
 	int raw_path;         /**< 1: chunks are read raw and decoded by the readers */
 	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
-	/** of raw_chunks, those written as their stored bytes (a target with
-	 *  the same chunks whose codecs are the dataset's filters: numcodecs
-	 *  zlib at the deflate level, after shuffle if HDF5 shuffles) */
-	uint64_t stored_chunks;
 } nz_hdf5_source_stats;
 
 /** Fill `out` for a source nz_source_open_hdf5 made; NZ_EINVAL for any

@@ -56,10 +56,9 @@ static PyObject *write_stats(const nz_write_stats *st, const nz_source *h5)
 				    "jobs", st->jobs, "elapsed_s", st->elapsed_s);
 
 	if (d && h5 && nz_source_hdf5_stats(h5, &hs) == 0) {
-		PyObject *h = Py_BuildValue("{s:O,s:K,s:K,s:K}", "raw_path", hs.raw_path ? Py_True : Py_False,
+		PyObject *h = Py_BuildValue("{s:O,s:K,s:K}", "raw_path", hs.raw_path ? Py_True : Py_False,
 					    "raw_chunks", (unsigned long long)hs.raw_chunks, "hdf5_reads",
-					    (unsigned long long)hs.hdf5_reads, "stored_chunks",
-					    (unsigned long long)hs.stored_chunks);
+					    (unsigned long long)hs.hdf5_reads);
 		if (!h || PyDict_SetItemString(d, "hdf5", h) < 0)
 			Py_CLEAR(d);
 		Py_XDECREF(h);

@@ -302,15 +302,3 @@ int nz__codec_decode(const nz_codec *c, const void *src, size_t srclen, size_t e
 				    nz__codec_id(c), dst->len, expected);
 	return err;
 }
-
-int nz__codec_zlib_level(const nz_codec *codec)
-{
-	if (!codec || codec->kind != NZ_CODEC_ZLIB)
-		return -1;
-	return codec->level < 0 ? 6 : codec->level;
-}
-
-size_t nz__codec_shuffle_size(const nz_codec *codec)
-{
-	return codec && codec->kind == NZ_CODEC_SHUFFLE ? (size_t)codec->elementsize : 0;
-}

@@ -63,11 +63,6 @@ uint32_t nz__crc32c(uint32_t crc, const void *data, size_t n);
 void nz__le32_put(unsigned char *p, uint32_t v);
 uint32_t nz__le32_get(const unsigned char *p);
 const char *nz__codec_id(const nz_codec *codec);
-/** A zlib codec's effective level (0..9; -1 reads as zlib's default 6), or
- *  -1 for any other codec. */
-int nz__codec_zlib_level(const nz_codec *codec);
-/** A shuffle filter's element size, or 0 for any other codec. */
-size_t nz__codec_shuffle_size(const nz_codec *codec);
 
 /** Encode srclen bytes (elements of `itemsize` bytes, used by blosc's
  *  typesize and ignored elsewhere) into dst, replacing dst's contents.

@@ -293,11 +293,6 @@ static int plan_item(nz__item *it, int *workers, const nz_write_opts *opts, int 
 	it->memory = nz__source_memory(it->src);
 	it->rows = nz__source_prefers_rows(it->src);
 	it->read_block = it->rows ? READ_BLOCK : it->chunk_bytes;
-	if (t->put_stored && !t->unit_chunks) {
-		const nz__stored_ops *so = nz__source_stored(it->src, &it->stored_ctx);
-		if (so && so->accepts(it->stored_ctx, &t->stored_fmt) == 1)
-			it->stored = so;
-	}
 	it->bytes_total = plan_bytes(&it->chunks_total, t, it->plan, it->unit);
 	return 0;
 }

@@ -33,7 +33,6 @@ struct nz_source {
 	/* callback */
 	nz_source_ops ops;
 	void *ctx;
-	const nz__stored_ops *stored;
 };
 
 /* Validate and record what every kind has in common. */
@@ -200,18 +199,6 @@ const char *nz__source_describe(const nz_source *src)
 void *nz__source_callback_ctx(const nz_source *src, const nz_source_ops *ops)
 {
 	return src && src->kind == SOURCE_CALLBACK && src->ops.read == ops->read ? src->ctx : NULL;
-}
-
-void nz__source_set_stored(nz_source *src, const nz__stored_ops *ops)
-{
-	if (src && src->kind == SOURCE_CALLBACK)
-		src->stored = ops;
-}
-
-const nz__stored_ops *nz__source_stored(const nz_source *src, void **ctx)
-{
-	*ctx = src ? src->ctx : NULL;
-	return src ? src->stored : NULL;
 }
 
 /* Read exactly len bytes at pos, retrying short reads and EINTR. */

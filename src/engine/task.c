@@ -1,9 +1,8 @@
 /* The worker side: run one task. A task is a box of whole chunks, or of
  * whole write units (shards), each of which is a box of chunks begun and
  * ended around it; a box is processed one chunk-row (one chunk index along
- * dim 0) at a time. A full chunk that the source holds already in the
- * target's encoding (HDF5 deflate chunks into a zlib array) is stored as
- * those bytes; otherwise, three ways to fill a chunk buffer, cheapest first:
+ * dim 0) at a time. Three ways
+ * to fill a chunk buffer, cheapest first:
  *  - memory source: copy straight from the source's array;
  *  - direct: the chunk's data is one contiguous run of the source read (a
  *    chunk spanning all trailing dimensions): read into the chunk buffer;
@@ -19,7 +18,7 @@
 #include "util/alloc.h"
 #include "util/error.h"
 
-enum { STOPPED = 1, NOT_STORED = 2 };
+enum { STOPPED = 1 };
 
 static int ensure_bufs(nz__worker *w, size_t n, size_t bytes)
 {
@@ -61,7 +60,6 @@ void nz__worker_release(nz__worker *w)
 		nz__free(w->bufs[i]);
 	nz__free(w->bufs);
 	nz__free(w->readbuf);
-	nz__buf_free(&w->stored);
 	if (w->state && w->item && w->item->t->state_free)
 		w->item->t->state_free(w->state);
 	w->bufs = NULL;
@@ -110,16 +108,6 @@ static uint64_t box_elements(const uint64_t *extent, int ndim)
 	return n;
 }
 
-static void count_chunk(const nz__item *it, const chunk_box *c)
-{
-	const nz__target *t = it->t;
-
-	pthread_mutex_lock(&it->job->mu);
-	it->job->chunks_done++;
-	it->job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
-	pthread_mutex_unlock(&it->job->mu);
-}
-
 static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, const unsigned char *buf)
 {
 	const nz__target *t = it->t;
@@ -129,29 +117,10 @@ static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, cons
 		return STOPPED;
 	if ((err = t->put(t->ctx, &w->state, c->index, buf, it->chunk_bytes)) < 0)
 		return err;
-	count_chunk(it, c);
-	return 0;
-}
-
-/* A full chunk that the source holds in the target's own encoding: those
- * bytes are stored, nothing is encoded. NOT_STORED when it holds none. */
-static int stored_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
-{
-	const nz__target *t = it->t;
-	int err;
-
-	if (!it->stored || c->partial)
-		return NOT_STORED;
-	if ((err = ensure_bufs(w, 1, it->chunk_bytes)) < 0)
-		return err;
-	if ((err = it->stored->read(it->stored_ctx, c->origin, &w->stored, w->bufs[0], it->chunk_bytes)) != 0)
-		return err < 0 ? err : NOT_STORED;
-	if (atomic_load(&it->job->stop))
-		return STOPPED;
-	if ((err = t->put_stored(t->ctx, c->index, w->bufs[0], it->chunk_bytes, w->stored.data,
-				 w->stored.len)) < 0)
-		return err;
-	count_chunk(it, c);
+	pthread_mutex_lock(&it->job->mu);
+	it->job->chunks_done++;
+	it->job->bytes_done += box_elements(c->extent, t->ndim) * t->itemsize;
+	pthread_mutex_unlock(&it->job->mu);
 	return 0;
 }
 
@@ -267,16 +236,6 @@ static int gather_row(const nz__item *it, nz__worker *w, const chunk_box *cb, si
 	return 0;
 }
 
-/* One chunk by itself: stored bytes, else a single read, else a gather. */
-static int one_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
-{
-	int err = stored_chunk(it, w, c);
-
-	if (err != NOT_STORED)
-		return err;
-	return it->memory || is_direct(it, c) ? single_chunk(it, w, c) : gather_row(it, w, c, 1);
-}
-
 /* A box of whole chunks, one chunk-row at a time. */
 static int run_box(const nz__item *it, nz__worker *w, const nz_task *box)
 {
@@ -296,13 +255,17 @@ static int run_box(const nz__item *it, nz__worker *w, const nz_task *box)
 	for (row = box->chunk_start[0]; row < box->chunk_start[0] + box->chunk_count[0]; row++) {
 		for (g = 0; g < n; g++)
 			chunk_of(&cb[g], t, box, row, g);
-		if (it->memory || (n == 1 && is_direct(it, &cb[0])) || !it->rows) {
+		if (it->memory || (n == 1 && is_direct(it, &cb[0]))) {
+			for (g = 0; g < n && err == 0; g++)
+				err = single_chunk(it, w, &cb[g]);
+		} else if (!it->rows) {
 			/* A source without the rows hint (an HDF5 dataset) is
 			 * read chunk box by chunk box: a band read in blocks of
 			 * rows would decode every source chunk it crosses once
 			 * per block. */
 			for (g = 0; g < n && err == 0; g++)
-				err = one_chunk(it, w, &cb[g]);
+				err = is_direct(it, &cb[g]) ? single_chunk(it, w, &cb[g])
+							    : gather_row(it, w, &cb[g], 1);
 		} else {
 			err = gather_row(it, w, cb, (size_t)n);
 		}

@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "engine/source.h"
 #include "nwbzarr/engine.h"
 
 /** Where chunks go. */
@@ -40,13 +39,6 @@ typedef struct nz__target {
 	 *  unit_end. After a failure or a stop between the two, unit_abort is
 	 *  called instead: a unit is stored whole or not at all. unit_begin
 	 *  returns 1 to skip a unit that is already stored (resume). */
-	/** Store one full chunk given as bytes already in the encoding
-	 *  stored_fmt describes, with its elements (data, len) for the
-	 *  empty-chunk test; NULL when the target takes elements only. Only
-	 *  for targets without units. Runs on worker threads. */
-	int (*put_stored)(void *ctx, const uint64_t *chunk_index, const void *data, size_t len,
-			  const void *stored, size_t stored_len);
-	nz__stored_fmt stored_fmt;
 	const uint64_t *unit_chunks;
 	int (*unit_begin)(void *ctx, void **state, const uint64_t *unit_index);
 	int (*unit_end)(void *ctx, void **state);
@@ -129,8 +121,6 @@ typedef struct nz__item {
 	const unsigned char *memory; /* the source's data when it is in memory */
 	int rows;                    /* read whole rows (nz__source_prefers_rows) */
 	size_t read_block;           /* bytes per source read when gathering */
-	const nz__stored_ops *stored; /* the source's stored chunks fit the target */
-	void *stored_ctx;
 	uint64_t first;
 	uint64_t tc[NZ_MAX_DIMS];    /* task shape, in chunks (or units) */
 	uint64_t unit[NZ_MAX_DIMS];  /* elements per planned chunk (or unit) */
@@ -148,7 +138,6 @@ typedef struct nz__worker {
 	unsigned char *readbuf;
 	size_t readcap;
 	void *state;          /* the target's per-worker state */
-	nz_buf stored;        /* a chunk's stored bytes (nz__stored_ops.read) */
 	const nz__item *item; /* whose buffers and state these are; NULL = none */
 } nz__worker;
 

@@ -26,13 +26,6 @@ static void array_state_free(void *state)
 	nz_scratch_free(state);
 }
 
-static int array_put_stored(void *ctx, const uint64_t *chunk_index, const void *data, size_t len,
-			    const void *stored, size_t stored_len)
-{
-	(void)len; /* a full chunk: the engine's chunk_bytes, the array's chunk_nbytes */
-	return nz__array_put_stored(ctx, chunk_index, data, stored, stored_len);
-}
-
 /* The sharded sink's per-worker state: the shard being written, if any.
  * nz__shard_put_chunk takes a shard's inner chunks in C order of their
  * position, every position; the engine puts only those inside the array,
@@ -181,11 +174,6 @@ void nz__target_sink_array(nz__target *t, nz_array *a)
 	} else {
 		t->put = array_put;
 		t->state_free = array_state_free;
-		if (nz__array_stored_zlib(a, &t->stored_fmt.zlib_level, &t->stored_fmt.shuffle) == 1) {
-			t->put_stored = array_put_stored;
-			t->stored_fmt.ndim = t->ndim;
-			t->stored_fmt.chunks = t->chunks;
-		}
 	}
 }
 

@@ -22,7 +22,6 @@
 #include <hdf5.h>
 
 #include "export/model.h"
-#include "util/buf.h"
 #include "util/h5lock.h"
 #include "util/error.h"
 
@@ -92,7 +91,6 @@ typedef struct nz__h5ds nz__h5ds;
 typedef struct nz__h5stats {
 	uint64_t raw_chunks;   /**< chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;   /**< regions read by H5Dread under the lock */
-	uint64_t stored_chunks; /**< chunks given as their stored bytes (read_stored) */
 } nz__h5stats;
 
 /** Open the dataset of `node` (which must outlive the handle). force_hdf5=1
@@ -109,17 +107,5 @@ int nz__h5ds_raw_path(const nz__h5ds *ds);
 int nz__h5ds_read(nz__h5ds *ds, const uint64_t *start, const uint64_t *count, void *out,
 		  size_t len);
 void nz__h5ds_stats(const nz__h5ds *ds, nz__h5stats *out);
-/** 1 when every stored chunk of the raw path is, when its filter mask is 0,
- *  one zlib stream at `zlib_level` of the chunk (byte-shuffled by element
- *  size `shuffle` first when not 0), with chunks of shape `chunks`: filters
- *  exactly [shuffle,] deflate. */
-int nz__h5ds_stored_accepts(const nz__h5ds *ds, int ndim, const uint64_t *chunks, int zlib_level,
-			    size_t shuffle);
-/** The chunk at element origin corg (a stored_accepts dataset): its stored
- *  bytes into `stored`, its decoded elements (len = the chunk's bytes) into
- *  `out`; 1 when it is not stored or a filter was skipped (then `out` is
- *  untouched, `stored` undefined). Decoding failures name the chunk and
- *  file. Thread-safe. */
-int nz__h5ds_read_stored(nz__h5ds *ds, const uint64_t *corg, nz_buf *stored, void *out, size_t len);
 
 #endif

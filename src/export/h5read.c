@@ -29,9 +29,8 @@ struct nz__h5ds {
 	int nfilters;
 	H5Z_filter_t filters[MAX_FILTERS];
 	nz_codec *zlib, *shuffle;   /* decoders for deflate and shuffle */
-	int deflate_level;          /* the deflate filter's level */
 	size_t chunk_nbytes;
-	atomic_uint_least64_t raw_chunks, hdf5_reads, stored_chunks;
+	atomic_uint_least64_t raw_chunks, hdf5_reads;
 	pthread_mutex_t pool_mu;
 	scratch *pool; /* idle scratch sets, at most one per concurrent reader */
 };
@@ -91,8 +90,6 @@ NZ__H5_HELD static int plan_raw(nz__h5ds *ds, hid_t dcpl)
 		H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL);
 		if (id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
 			return 0;
-		if (id == H5Z_FILTER_DEFLATE)
-			ds->deflate_level = ncd > 0 ? (int)cd[0] : -1;
 		ds->filters[i] = id;
 	}
 	ds->nfilters = nf;
@@ -185,7 +182,6 @@ void nz__h5ds_stats(const nz__h5ds *ds, nz__h5stats *out)
 {
 	out->raw_chunks = atomic_load(&ds->raw_chunks);
 	out->hdf5_reads = atomic_load(&ds->hdf5_reads);
-	out->stored_chunks = atomic_load(&ds->stored_chunks);
 }
 
 /* H5Dread of a hyperslab (libhdf5 decodes, converts, fills missing chunks). */
@@ -262,11 +258,13 @@ static void copy_box(unsigned char *dst, const uint64_t *dst_org, const uint64_t
 	}
 }
 
-/* The stored bytes of the HDF5 chunk at corg into raw, and its filter mask;
- * 1 when the chunk is not stored (the caller falls back). */
-static int fetch_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, uint32_t *mask)
+/* Read one HDF5 chunk raw and decode it; the chunk_nbytes decoded bytes end
+ * up in raw->data (the buffers swap as filters are undone). Returns 1 when
+ * the chunk is not stored (the caller falls back). */
+static int read_raw_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, nz_buf *tmp)
 {
 	hsize_t off[NZ_MAX_DIMS], nbytes = 0;
+	uint32_t mask = 0;
 	int i, err = 0, n = ds->node->ndim;
 
 	for (i = 0; i < n; i++)
@@ -277,25 +275,14 @@ static int fetch_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, uint32_t
 		nz__h5_unlock();
 		return 1;
 	}
-	*mask = 0;
 	if ((err = nz__buf_reserve(raw, (size_t)nbytes)) == 0 &&
-	    H5Dread_chunk(ds->dset, H5P_DEFAULT, off, mask, raw->data) < 0)
+	    H5Dread_chunk(ds->dset, H5P_DEFAULT, off, &mask, raw->data) < 0)
 		err = nz__h5_error(NZ_EFORMAT, "'%s': cannot read a raw chunk from '%s'", ds->node->path,
 				   ds->file->path);
 	nz__h5_unlock();
 	if (err < 0)
 		return err;
 	raw->len = (size_t)nbytes;
-	return 0;
-}
-
-/* Decode the stored chunk at corg in raw, whose filter mask is `mask`; the
- * chunk_nbytes decoded bytes end up in raw->data (the buffers swap as
- * filters are undone). */
-static int decode_chunk(nz__h5ds *ds, const uint64_t *corg, uint32_t mask, nz_buf *raw, nz_buf *tmp)
-{
-	int i, err, n = ds->node->ndim;
-
 	/* Undo the pipeline in reverse; a set mask bit means the filter was skipped. */
 	for (i = ds->nfilters - 1; i >= 0; i--) {
 		nz_buf swap;
@@ -328,60 +315,6 @@ static int decode_chunk(nz__h5ds *ds, const uint64_t *corg, uint32_t mask, nz_bu
 				     ds->node->path, raw->len, ds->chunk_nbytes);
 	atomic_fetch_add(&ds->raw_chunks, 1);
 	return 0;
-}
-
-/* Read one HDF5 chunk raw and decode it into raw->data; 1 when the chunk is
- * not stored (the caller falls back). */
-static int read_raw_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, nz_buf *tmp)
-{
-	uint32_t mask;
-	int r = fetch_chunk(ds, corg, raw, &mask);
-
-	return r != 0 ? r : decode_chunk(ds, corg, mask, raw, tmp);
-}
-
-int nz__h5ds_stored_accepts(const nz__h5ds *ds, int ndim, const uint64_t *chunks, int zlib_level,
-			    size_t shuffle)
-{
-	int d, want = shuffle ? 2 : 1;
-
-	if (!ds->raw || ndim != ds->node->ndim || ds->nfilters != want ||
-	    ds->filters[want - 1] != H5Z_FILTER_DEFLATE || ds->deflate_level != zlib_level ||
-	    (shuffle && (ds->filters[0] != H5Z_FILTER_SHUFFLE || shuffle != ds->conv.type.size)))
-		return 0;
-	for (d = 0; d < ndim; d++)
-		if (chunks[d] != ds->node->chunks[d])
-			return 0;
-	return 1;
-}
-
-int nz__h5ds_read_stored(nz__h5ds *ds, const uint64_t *corg, nz_buf *stored, void *out, size_t len)
-{
-	scratch *sc;
-	uint32_t mask;
-	int err;
-
-	if (len != ds->chunk_nbytes)
-		return nz__error_set(NZ_EINVAL, "'%s': a %zu-byte buffer for a %zu-byte chunk",
-				     ds->node->path, len, ds->chunk_nbytes);
-	if ((err = fetch_chunk(ds, corg, stored, &mask)) != 0)
-		return err;
-	if (mask) /* a filter was skipped: not the target's encoding */
-		return 1;
-	if (!(sc = scratch_get(ds)))
-		return nz__error_set(NZ_ENOMEM, "'%s': out of memory", ds->node->path);
-	/* Decoding checks the bytes (zlib's adler32) and gives the elements
-	 * for the empty-chunk test. */
-	if ((err = nz__buf_reserve(&sc->raw, stored->len)) == 0) {
-		memcpy(sc->raw.data, stored->data, stored->len);
-		sc->raw.len = stored->len;
-		if ((err = decode_chunk(ds, corg, 0, &sc->raw, &sc->tmp)) == 0) {
-			memcpy(out, sc->raw.data, len);
-			atomic_fetch_add(&ds->stored_chunks, 1);
-		}
-	}
-	scratch_put(ds, sc);
-	return err;
 }
 
 static int read_raw(nz__h5ds *ds, const uint64_t *start, const uint64_t *count, void *out)

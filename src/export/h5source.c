@@ -41,26 +41,6 @@ static void h5src_free(void *ctx)
 
 static const nz_source_ops h5src_ops = { NZ_SOURCE_OPS_VERSION, h5src_read, h5src_free };
 
-/* HDF5 deflate (+ shuffle) chunks are numcodecs zlib (+ shuffle) chunks
- * byte for byte: an export into such an array (what hdmf-zarr makes of an
- * HDF5 gzip dataset) stores them as they are instead of inflating and
- * deflating each again. */
-static int h5src_stored_accepts(void *ctx, const nz__stored_fmt *fmt)
-{
-	h5src *s = ctx;
-
-	return nz__h5ds_stored_accepts(s->ds, fmt->ndim, fmt->chunks, fmt->zlib_level, fmt->shuffle);
-}
-
-static int h5src_read_stored(void *ctx, const uint64_t *origin, nz_buf *stored, void *out, size_t len)
-{
-	h5src *s = ctx;
-
-	return nz__h5ds_read_stored(s->ds, origin, stored, out, len);
-}
-
-static const nz__stored_ops h5src_stored = { h5src_stored_accepts, h5src_read_stored };
-
 /* Every filter of the dataset's pipeline must be one this libhdf5 has:
  * h5py and hdf5plugin register theirs (lzf, blosc, ...) only in their own
  * copy of libhdf5, and a read would fail halfway through the write. */
@@ -130,7 +110,6 @@ int nz_source_open_hdf5(nz_source **out, const char *file, const char *dataset,
 		goto done;
 	if ((err = nz_source_from_callback(out, &h5src_ops, s, dtype, s->node.ndim, s->node.shape)) < 0)
 		goto done;
-	nz__source_set_stored(*out, &h5src_stored);
 	s = NULL; /* the source owns it */
 done:
 	h5src_free(s);
@@ -149,6 +128,5 @@ int nz_source_hdf5_stats(const nz_source *src, nz_hdf5_source_stats *out)
 	out->raw_path = nz__h5ds_raw_path(s->ds);
 	out->raw_chunks = hs.raw_chunks;
 	out->hdf5_reads = hs.hdf5_reads;
-	out->stored_chunks = hs.stored_chunks;
 	return 0;
 }

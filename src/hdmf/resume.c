@@ -349,7 +349,6 @@ static int resume_target(nz__target *t, resume_sink *r, nz_array *a, nz_store *s
 	atomic_init(&r->written, 0);
 	nz__target_sink_array(t, a);
 	t->ctx = r;
-	t->put_stored = NULL; /* every chunk goes through the resume sink's put */
 	if (t->unit_chunks) {
 		t->put = resume_unit_put;
 		t->unit_begin = resume_unit_begin;

@@ -150,41 +150,6 @@ int nz_array_write_chunk(nz_array *a, nz_scratch *scratch, const uint64_t *idx, 
 	return err;
 }
 
-int nz__array_stored_zlib(const nz_array *a, int *level, size_t *shuffle)
-{
-	const nz_codec *st[2];
-	size_t n = 0, i;
-
-	if (a->sharded || a->transposed || a->ocodec != NZ_OBJECT_NONE ||
-	    (a->dtype.big_endian && a->dtype.itemsize > 1) || a->nfilters > 2)
-		return 0;
-	for (i = 0; i < a->nfilters; i++)
-		st[n++] = a->filters[i];
-	if (a->compressor && n < 2)
-		st[n++] = a->compressor;
-	else if (a->compressor)
-		return 0;
-	if (n == 0 || (*level = nz__codec_zlib_level(st[n - 1])) < 0)
-		return 0;
-	*shuffle = n == 2 ? nz__codec_shuffle_size(st[0]) : 0;
-	/* numcodecs' shuffle of a size other than the item's is another layout */
-	return n == 1 || *shuffle == a->dtype.itemsize;
-}
-
-int nz__array_put_stored(nz_array *a, const uint64_t *idx, const void *data, const void *stored,
-			 size_t len)
-{
-	int err;
-
-	if (a->skip_empty && nz__chunk_is_empty(a, data))
-		err = nz__chunk_store(a, idx, NULL, 0);
-	else
-		err = nz__chunk_store(a, idx, stored, len);
-	if (err < 0)
-		nz__error_wrap("array '%s': writing a chunk", a->path);
-	return err;
-}
-
 /* Fetch a chunk's stored bytes; *data = NULL when it is missing. */
 static int chunk_get(void **data, size_t *len, char **key, const nz_array *a, const uint64_t *idx)
 {

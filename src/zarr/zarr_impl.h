@@ -225,16 +225,6 @@ int nz__chunk_decode(const nz_array *a, nz_scratch *s, const void *src, size_t l
 		     size_t expected, const void **res, size_t *reslen);
 /** Put or (if `empty` and skip_empty) remove a chunk key. */
 int nz__chunk_store(nz_array *a, const uint64_t *idx, const void *data, size_t len);
-/** 1 when a's stored chunk is exactly one zlib stream of the chunk's
- *  little-endian C-order bytes, byte-shuffled first when *shuffle (the
- *  element size) is not 0: codecs [zlib] or [shuffle(itemsize), zlib], not
- *  sharded or transposed. *level: the zlib level (0..9). Else 0. */
-int nz__array_stored_zlib(const nz_array *a, int *level, size_t *shuffle);
-/** Store chunk idx as `stored`, bytes already in the format
- *  nz__array_stored_zlib describes (the caller vouches that they decode to
- *  `data`, its chunk_nbytes elements, which decide the empty-chunk test). */
-int nz__array_put_stored(nz_array *a, const uint64_t *idx, const void *data, const void *stored,
-			 size_t len);
 
 /** Object codecs: elements -> bytes and back (numcodecs formats). */
 int nz__vlen_encode(nz_buf *out, const nz_array *a, const char *const *items,
