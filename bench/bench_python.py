@@ -10,9 +10,7 @@ ONLY=export (or write, convert): only those variants.
 (with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
 interpreter). Each run is its own process under /usr/bin/time (peak RSS);
 time is to data on disk (the write plus a sync). Prints CSV rows
-(variant,codec,jobs,write_s,process_s,peak_rss_mib,cpu_s: user+sys of the
-process, what to compare on a loaded machine) and checks each output reads
-back.
+(variant,codec,jobs,seconds,peak_rss_mib) and checks each output reads back.
 """
 
 import os
@@ -116,16 +114,15 @@ def make_h5(raw, frames):
 
 
 def timed(cmd):
-    """(seconds reported or measured, process wall, peak RSS MiB, CPU seconds
-    user+sys) of one child process."""
+    """(seconds reported or measured, peak RSS MiB) of one child process."""
     t = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M %U %S", *cmd], capture_output=True, text=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M", *cmd], capture_output=True, text=True)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr[-3000:]}")
     secs = [float(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("SECONDS ")]
-    rss = [line.split()[1:] for line in p.stderr.splitlines() if line.startswith("RSS ")]
-    return (secs[0] if secs else wall), wall, int(rss[-1][0]) / 1024, float(rss[-1][1]) + float(rss[-1][2])
+    rss = [int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("RSS ")]
+    return (secs[0] if secs else wall), wall, rss[-1] / 1024
 
 
 def main():
@@ -144,7 +141,7 @@ def main():
         make_h5(raw, frames)
     cli = os.path.join(BUILD, "src", "cli", "nwbzarr")
     out = os.path.join(work, "out.nwb.zarr")
-    print("variant,codec,jobs,write_s,process_s,peak_rss_mib,cpu_s", flush=True)
+    print("variant,codec,jobs,write_s,process_s,peak_rss_mib", flush=True)
     runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4") for k in ("hdmf_zarr", "nwbzarr", "convert")
             for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
     only = os.environ.get("ONLY")
@@ -162,8 +159,8 @@ def main():
                    "--quiet", *comp]
         else:
             cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, codec, str(jobs), raw, out, str(frames)]
-        write_s, process_s, rss, cpu = timed(cmd)
-        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f},{cpu:.2f}", flush=True)
+        write_s, process_s, rss = timed(cmd)
+        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f}", flush=True)
 
 
 if __name__ == "__main__":
