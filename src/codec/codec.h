@@ -7,8 +7,10 @@
  * (blosc_compress_ctx with one internal thread), so they are thread-safe.
  *
  * Output is byte-identical to numcodecs 0.11 with the same system libraries
- * (blosc, zstd, lz4, zlib, shuffle; gzip too except that we write mtime 0),
- * checked by tests/codec/interop_numcodecs.py. Details that matter:
+ * (blosc, zstd, lz4, shuffle), checked by tests/codec/interop_numcodecs.py.
+ * zlib and gzip are libdeflate's bytes (codec_deflate.c), not zlib's: any
+ * reader decodes them, their headers and trailers are numcodecs' (gzip with
+ * mtime 0). Details that matter:
  * - blosc shuffle -1 is numcodecs' AUTOSHUFFLE: bit shuffle when itemsize
  *   is 1, else byte shuffle; the config keeps -1. cname must be one of
  *   blosclz, lz4, lz4hc, snappy, zlib, zstd and built into c-blosc.

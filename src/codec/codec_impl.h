@@ -40,7 +40,9 @@ int nz__zstd_decode(const void *src, size_t n, size_t expected, nz_buf *dst);
 int nz__lz4_encode(int acceleration, const void *src, size_t n, nz_buf *dst);
 int nz__lz4_decode(const void *src, size_t n, size_t expected, nz_buf *dst);
 
-/** gzip = 0: zlib stream; 1: a gzip member with mtime 0 (deterministic). */
+/** gzip = 0: zlib stream; 1: a gzip member with mtime 0. level -1..9 on
+ *  zlib's scale (-1 = 6); libdeflate's bytes, deterministic for equal input
+ *  and level (not zlib's bytes). Thread-safe: no shared state. */
 int nz__deflate_encode(int gzip, int level, const void *src, size_t n, nz_buf *dst);
 /** Decodes a zlib stream, or every concatenated gzip member. */
 int nz__deflate_decode(int gzip, const void *src, size_t n, size_t expected, nz_buf *dst);

@@ -4,7 +4,8 @@
 set -uo pipefail
 T="$NZ_TMP/cli_sigint"
 rm -rf "$T" && mkdir -p "$T"
-# 4 s of 384 channels, compressed slowly (gzip 9, one thread): seconds of work
+# 4 s of 384 channels, compressed slowly (zstd 13, one thread): seconds of work
+# (gzip 9, libdeflate's, takes well under a second: too quick to interrupt)
 "$NZ_PYTHON" -c "import numpy as np; np.random.default_rng(2).integers(-3000, 3000, (120000, 384), dtype='<i2').tofile('$T/rec.bin')"
 # interrupt OUT [FLAGS...]: start the slow convert into OUT, Ctrl-C it after
 # 0.5 s; its exit status in $rc, its stderr in $T/err.txt (and shown).
@@ -12,7 +13,7 @@ interrupt() {
 	local out=$1
 	shift
 	"$NZ_CLI" convert "$T/rec.bin" -o "$out" --channels 384 --rate 30000 -j1 \
-		--compressor gzip --clevel 9 "$@" 2>"$T/err.txt" &
+		--compressor zstd --clevel 13 "$@" 2>"$T/err.txt" &
 	local pid=$!
 	sleep 0.5
 	kill -INT "$pid"

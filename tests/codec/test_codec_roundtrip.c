@@ -1,5 +1,6 @@
 /* Every codec config x several sizes and item sizes (0 bytes included)
  * decodes back to its input, with and without the expected size. */
+#include <zlib.h>
 #include <zstd.h>
 
 #include "codec/codec.h"
@@ -12,6 +13,15 @@ static void fill(unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		p[i] = (unsigned char)((i % 4 == 0) ? (i / 64) & 0xff : (i % 4 == 1) ? (i * 7) % 13 : 0);
+}
+
+/* a and b encode src to the same bytes (x and y hold them). */
+static void same_bytes(nz_codec *a, nz_codec *b, const void *src, size_t n, nz_buf *x, nz_buf *y)
+{
+	ASSERT_OK(nz__codec_encode(a, src, n, 2, x));
+	ASSERT_OK(nz__codec_encode(b, src, n, 2, y));
+	ASSERT_EQ_U64(x->len, y->len);
+	ASSERT_MEM_EQ(x->data, y->data, x->len);
 }
 
 int main(void)
@@ -40,7 +50,7 @@ int main(void)
 				/* Unknown size: the codec finds it from its framing. */
 				ASSERT_OK(nz__codec_decode(codec, enc.data, enc.len, 0, &dec));
 				ASSERT_EQ_U64(dec.len, n);
-				if (n == 1 << 20 && strstr(codec_configs[c], "clevel\":0") == NULL &&
+				if (n == 1 << 20 && strstr(codec_configs[c], "level\":0") == NULL &&
 				    strstr(codec_configs[c], "\"id\":\"shuffle") == NULL &&
 				    strstr(codec_configs[c], "\"id\":\"crc32c") == NULL)
 					if (enc.len >= n) /* it really compressed */
@@ -65,10 +75,7 @@ int main(void)
 	{
 		nz_codec *gz = parse_codec("{\"id\":\"gzip\",\"level\":1}");
 		nz_buf again = {0};
-		ASSERT_OK(nz__codec_encode(gz, src, 1000, 1, &enc));
-		ASSERT_OK(nz__codec_encode(gz, src, 1000, 1, &again));
-		ASSERT_EQ_U64(enc.len, again.len);
-		ASSERT_MEM_EQ(enc.data, again.data, enc.len);
+		same_bytes(gz, gz, src, 1000, &enc, &again);
 		ASSERT(enc.data[0] == 0x1f && enc.data[1] == 0x8b && enc.data[4] == 0);
 		/* Two concatenated members (with zero padding) decode as one stream. */
 		ASSERT_OK(nz__buf_append(&again, "\0\0", 2));
@@ -78,6 +85,58 @@ int main(void)
 		ASSERT_MEM_EQ(dec.data + 1000, src, 1000);
 		nz__buf_free(&again);
 		nz__codec_free(gz);
+	}
+	/* zlib and gzip bytes come from libdeflate: zlib itself must read them
+	 * (wbits 15: zlib wrapper; 31: gzip), at every level the configs allow
+	 * (0 = stored blocks), with the header zlib/Python would write for the
+	 * level. */
+	for (int gzip = 0; gzip <= 1; gzip++)
+		for (int level = -1; level <= 9; level++) {
+			char cfg[64];
+			nz_codec *dc;
+			unsigned char *back = malloc(100001);
+			z_stream zs;
+			snprintf(cfg, sizeof cfg, "{\"id\":\"%s\",\"level\":%d}", gzip ? "gzip" : "zlib", level);
+			dc = parse_codec(cfg);
+			ASSERT(back);
+			ASSERT_OK(nz__codec_encode(dc, src, 100000, 2, &enc));
+			memset(&zs, 0, sizeof zs);
+			ASSERT(inflateInit2(&zs, gzip ? 31 : 15) == Z_OK);
+			zs.next_in = enc.data;
+			zs.avail_in = (uInt)enc.len;
+			zs.next_out = back;
+			zs.avail_out = 100001;
+			if (inflate(&zs, Z_FINISH) != Z_STREAM_END || zs.total_out != 100000 || zs.avail_in != 0 ||
+			    memcmp(back, src, 100000) != 0)
+				NZ__FAIL("%s: zlib does not read libdeflate's stream back", cfg);
+			inflateEnd(&zs);
+			if (gzip) {
+				/* Python's gzip header with mtime 0: XFL 2 at level 9, 4 at 1. */
+				static const unsigned char head[8] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0};
+				ASSERT_MEM_EQ(enc.data, head, 8);
+				ASSERT(enc.data[8] == (level == 9 ? 2 : level == 1 ? 4 : 0) && enc.data[9] == 255);
+			} else {
+				/* FLEVEL as zlib sets it: 0 below 2, 1 below 6, 2 at 6 (and -1), 3 above. */
+				int eff = level < 0 ? 6 : level;
+				ASSERT(enc.data[0] == 0x78 && (enc.data[0] * 256 + enc.data[1]) % 31 == 0);
+				ASSERT_EQ_INT(enc.data[1] >> 6, eff < 2 ? 0 : eff < 6 ? 1 : eff == 6 ? 2 : 3);
+			}
+			if (level == 0)
+				ASSERT(enc.len > 100000); /* stored, not compressed */
+			else if (enc.len >= 100000)
+				NZ__FAIL("%s: 100000 bytes -> %zu", cfg, enc.len);
+			free(back);
+			nz__codec_free(dc);
+		}
+	/* zlib's -1 (Z_DEFAULT_COMPRESSION) is level 6: the same bytes. */
+	{
+		nz_codec *dflt = parse_codec("{\"id\":\"zlib\",\"level\":-1}");
+		nz_codec *six = parse_codec("{\"id\":\"zlib\",\"level\":6}");
+		nz_buf again = {0};
+		same_bytes(dflt, six, src, 100000, &enc, &again);
+		nz__buf_free(&again);
+		nz__codec_free(dflt);
+		nz__codec_free(six);
 	}
 	/* zstd from streaming writers: no content size, several frames. */
 	{
