@@ -114,4 +114,21 @@ static inline int nz_test_temp_files(const char *dir)
 	return n;
 }
 
+#ifdef H5_VERS_MAJOR /* hdf5.h included before this header */
+/** A variable-length UTF-8 string attribute `name` = `value` on `obj` (an
+ *  NWB file's object_id, nwb_version). */
+static inline void nz_test_h5_str_attr(hid_t obj, const char *name, const char *value)
+{
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a;
+	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
+	a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+	if (a < 0 || H5Awrite(a, t, &value) < 0)
+		NZ__FAIL("cannot write the attribute '%s'", name);
+	H5Aclose(a);
+	H5Sclose(s);
+	H5Tclose(t);
+}
+#endif
+
 #endif

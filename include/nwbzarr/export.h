@@ -17,7 +17,8 @@
  * lock and decoded by the worker threads, other filters are decoded by
  * libhdf5 under the lock. Where the Zarr codecs are the HDF5 filters
  * (keep_filters, or an array made so: hdmf-zarr's export) and the chunks
- * the HDF5 chunks, a chunk moves as stored, without inflate or deflate.
+ * the HDF5 chunks, a chunk moves as stored, without deflate (inflated once
+ * to check it: a corrupt chunk fails the export as a decoded one does).
  *
  * Thread safety: the functions may be called from any thread; concurrent
  * exports serialise their HDF5 reads on the shared lock.
@@ -80,8 +81,9 @@ typedef struct nz_export_stats {
 	/* options version 2 */
 	int jobs; /**< most worker threads the engine actually used for a dataset */
 	/* options version 4 */
-	/** HDF5 chunks moved into the output as HDF5 stored them (no inflate,
-	 *  no deflate): where a dataset's Zarr codecs are its HDF5 filters */
+	/** HDF5 chunks moved into the output as HDF5 stored them (no deflate,
+	 *  one inflate to check them): where a dataset's Zarr codecs are its
+	 *  HDF5 filters */
 	uint64_t stored_chunks;
 	uint64_t keep_fallbacks; /**< keep_filters: datasets given the default codec instead */
 } nz_export_stats;

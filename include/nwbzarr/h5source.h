@@ -15,10 +15,14 @@
  * chunks are the HDF5 chunks and whose codecs are the dataset's filters as
  * numcodecs has them (shuffle by the itemsize -> numcodecs shuffle, deflate
  * -> numcodecs zlib of any level, in the HDF5 order; no other filter), a
- * chunk every filter ran on moves as HDF5 stored it: no inflate, no
- * deflate. Such a chunk keeps the file's deflate level, and is stored even
- * when every element is the fill value. Chunks not allocated, or with a
- * filter skipped, are read and encoded as above.
+ * chunk every filter ran on moves as HDF5 stored it: no deflate, and one
+ * inflate (libdeflate, on the writing thread) to check it. A chunk that
+ * does not decode to exactly a chunk's bytes (a bad zlib stream or
+ * adler32) fails the write as a decoded read fails, naming the file and
+ * the chunk; under skip_empty_chunks (nz_array_set_skip_empty) a chunk
+ * whose every element is the fill value is left out, as an encoded one
+ * is. Such a chunk keeps the file's deflate level. Chunks not allocated,
+ * or with a filter skipped, are read and encoded as above.
  *
  * Thread safety: the source may be read from many threads at once (the
  * nz_source contract); opening and freeing take the HDF5 lock themselves
@@ -65,7 +69,9 @@ typedef struct nz_hdf5_source_stats {
 	int raw_path;         /**< 1: chunks are read raw and decoded by the readers */
 	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
-	uint64_t stored_chunks; /**< HDF5 chunks moved into the array as stored */
+	/** HDF5 chunks taken as stored: moved into the array, or left out as
+	 *  empty under skip_empty_chunks */
+	uint64_t stored_chunks;
 } nz_hdf5_source_stats;
 
 /** Fill `out` for a source nz_source_open_hdf5 made; NZ_EINVAL for any

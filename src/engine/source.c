@@ -216,9 +216,10 @@ int nz__source_stored_matches(const nz_source *src, const nz_array *dst)
 	return src->stored ? src->stored->matches(src->stored_ctx, dst) : 0;
 }
 
-int nz__source_read_stored(nz_source *src, const uint64_t *index, nz_buf *out)
+int nz__source_read_stored(nz_source *src, const uint64_t *index, nz_buf *out, nz_buf *dec,
+			   const void **chunk)
 {
-	return src->stored ? src->stored->get(src->stored_ctx, index, out) : 1;
+	return src->stored ? src->stored->get(src->stored_ctx, index, out, dec, chunk) : 1;
 }
 
 /* Read exactly len bytes at pos, retrying short reads and EINTR. */

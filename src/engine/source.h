@@ -36,10 +36,15 @@ typedef struct nz__stored_ops {
 	 *  errors. Called before a write starts. */
 	int (*matches)(void *ctx, const nz_array *dst);
 	/** The stored bytes of the chunk at grid index `index` into *out
-	 *  (replacing its contents): 0; 1 when that chunk is not stored so
-	 *  (never written, a filter skipped): the engine then reads and
-	 *  encodes it; < 0 on errors. Thread-safe. */
-	int (*get)(void *ctx, const uint64_t *index, nz_buf *out);
+	 *  (replacing its contents), checked by decoding them: *chunk then
+	 *  points to the chunk's elements (a full chunk, C order, as put's
+	 *  data), in *out or in dec[0] or dec[1], the caller's buffers (reused
+	 *  from chunk to chunk). 0; 1 when that chunk is not
+	 *  stored so (never written, a filter skipped): the engine then reads
+	 *  and encodes it; < 0 on errors, a chunk that does not decode to
+	 *  exactly a chunk's bytes among them (the message names the chunk and
+	 *  the source's file). Thread-safe. */
+	int (*get)(void *ctx, const uint64_t *index, nz_buf *out, nz_buf *dec, const void **chunk);
 } nz__stored_ops;
 
 /** Give `src` stored chunks (`ops` must outlive it; ctx is borrowed and
@@ -50,9 +55,10 @@ void nz__source_set_stored(nz_source *src, const nz__stored_ops *ops, void *ctx)
  *  errors (matches' own). */
 int nz__source_stored_matches(const nz_source *src, const nz_array *dst);
 
-/** The stored bytes of chunk `index` (see nz__stored_ops.get): 0, 1 when
- *  the engine must read and encode it (also for a source without stored
- *  chunks), < 0 on errors. */
-int nz__source_read_stored(nz_source *src, const uint64_t *index, nz_buf *out);
+/** The stored bytes of chunk `index` and its decoded elements (see
+ *  nz__stored_ops.get): 0, 1 when the engine must read and encode it (also
+ *  for a source without stored chunks), < 0 on errors. */
+int nz__source_read_stored(nz_source *src, const uint64_t *index, nz_buf *out, nz_buf *dec,
+			   const void **chunk);
 
 #endif

@@ -61,6 +61,8 @@ void nz__worker_release(nz__worker *w)
 	nz__free(w->bufs);
 	nz__free(w->readbuf);
 	nz__buf_free(&w->stored);
+	nz__buf_free(&w->dec[0]);
+	nz__buf_free(&w->dec[1]);
 	if (w->state && w->item && w->item->t->state_free)
 		w->item->t->state_free(w->state);
 	w->bufs = NULL;
@@ -132,23 +134,6 @@ static int put_chunk(const nz__item *it, nz__worker *w, const chunk_box *c, cons
 	return 0;
 }
 
-/* Move chunk c's stored bytes from the source, unchanged, when it has
- * them; NOT_STORED when the chunk is to be read and encoded instead. */
-static int stored_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
-{
-	const nz__target *t = it->t;
-	int err;
-
-	if (atomic_load(&it->job->stop))
-		return STOPPED;
-	if ((err = nz__source_read_stored(it->src, c->index, &w->stored)) != 0)
-		return err < 0 ? err : NOT_STORED;
-	if ((err = t->put_stored(t->ctx, &w->state, c->index, w->stored.data, w->stored.len)) < 0)
-		return err;
-	count_chunk(it, c);
-	return 0;
-}
-
 /* Fill what the data will not cover. When only dimension 0 is cut (the
  * last chunk-row of a recording; every chunk of one shorter than a chunk)
  * the data is the first extent[0] rows and only the rest needs the fill;
@@ -167,6 +152,49 @@ static void pad(const nz__item *it, unsigned char *buf, const chunk_box *c)
 		skip = (size_t)c->extent[0] * (it->chunk_bytes / (size_t)t->chunks[0]);
 	nz__fill_elements(buf + skip, (it->chunk_bytes - skip) / t->itemsize, t->fill,
 			  t->itemsize);
+}
+
+/* A moved edge chunk as put would be given it: the stored chunk's padding
+ * past the array's edge is not data, so the elements inside go into a
+ * chunk buffer padded with the fill value, as the encode path fills it. */
+static int as_put(const nz__item *it, nz__worker *w, const chunk_box *c, const void **chunk)
+{
+	static const uint64_t zero[NZ_MAX_DIMS];
+	const nz__target *t = it->t;
+	int err;
+
+	if ((err = ensure_bufs(w, 1, it->chunk_bytes)) < 0)
+		return err;
+	pad(it, w->bufs[0], c);
+	nz__copy_box(w->bufs[0], t->chunks, zero, *chunk, t->chunks, zero, c->extent, t->ndim, t->itemsize);
+	*chunk = w->bufs[0];
+	return 0;
+}
+
+/* Move chunk c's stored bytes from the source, unchanged, when it has
+ * them; NOT_STORED when the chunk is to be read and encoded instead. The
+ * source decodes each (a corrupt chunk fails the write); a chunk that put
+ * would leave out as empty goes to put, as if it had been encoded. */
+static int stored_chunk(const nz__item *it, nz__worker *w, const chunk_box *c)
+{
+	const nz__target *t = it->t;
+	const void *chunk = NULL;
+	int err;
+
+	if (atomic_load(&it->job->stop))
+		return STOPPED;
+	if ((err = nz__source_read_stored(it->src, c->index, &w->stored, w->dec, &chunk)) != 0)
+		return err < 0 ? err : NOT_STORED;
+	if (t->leaves_out) {
+		if (c->partial && (err = as_put(it, w, c, &chunk)) < 0)
+			return err;
+		if (t->leaves_out(t->empty_ctx, chunk))
+			return put_chunk(it, w, c, chunk);
+	}
+	if ((err = t->put_stored(t->ctx, &w->state, c->index, w->stored.data, w->stored.len)) < 0)
+		return err;
+	count_chunk(it, c);
+	return 0;
 }
 
 /* A chunk whose trailing extents are whole chunks, and, for a row-major

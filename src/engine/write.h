@@ -54,6 +54,14 @@ typedef struct nz__target {
 	int passthru;
 	int (*put_stored)(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
 			  size_t len);
+	/** With passthru: 1 when put would leave out the chunk `data` (padded
+	 *  with the fill value as put's chunks are), as the Zarr sink leaves
+	 *  out a chunk of fill values under write_empty_chunks=False. Such a
+	 *  moved chunk (its elements decoded from the stored bytes) is put
+	 *  instead, so that the keys stored are the same whether a chunk was
+	 *  moved or encoded. NULL = every moved chunk is put_stored. */
+	int (*leaves_out)(const void *empty_ctx, const void *data);
+	const void *empty_ctx;
 } nz__target;
 
 /** Fill `t` with the geometry, fill value and name of array `a` (put,
@@ -156,6 +164,7 @@ typedef struct nz__worker {
 	unsigned char *readbuf;
 	size_t readcap;
 	nz_buf stored;        /* a chunk's stored bytes (passthru) */
+	nz_buf dec[2];        /* and its elements, decoded (passthru) */
 	void *state;          /* the target's per-worker state */
 	const nz__item *item; /* whose buffers and state these are; NULL = none */
 } nz__worker;

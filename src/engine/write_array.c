@@ -22,13 +22,19 @@ static int array_put(void *ctx, void **state, const uint64_t *chunk_index, const
 	return nz_array_write_chunk(ctx, *state, chunk_index, data, len);
 }
 
-/* A chunk's stored bytes as its key's value (never removed as empty: they
- * are not decoded to find out). */
+/* A chunk's stored bytes as its key's value (an empty one never comes
+ * here: the engine puts it, see nz__target.leaves_out). */
 int nz__array_put_stored(void *ctx, void **state, const uint64_t *chunk_index, const void *enc,
 			    size_t len)
 {
 	(void)state;
 	return nz__chunk_store(ctx, chunk_index, enc, len);
+}
+
+/* The Zarr layer's write_empty_chunks=False test, for moved chunks. */
+static int array_leaves_out(const void *a, const void *data)
+{
+	return nz__chunk_is_empty(a, data);
 }
 
 static void array_state_free(void *state)
@@ -230,6 +236,10 @@ int nz__target_from_array(nz__target *t, nz_array *a, const nz_source *src)
 	if ((err = nz__source_stored_matches(src, a)) < 0)
 		return err;
 	t->passthru = err;
+	if (t->passthru && a->skip_empty) {
+		t->leaves_out = array_leaves_out;
+		t->empty_ctx = a;
+	}
 	return 0;
 }
 

@@ -5,7 +5,10 @@
  * N workers N chunks inflate at once. Where the array written stores its
  * chunks exactly as HDF5 filtered them (shuffle and deflate are numcodecs'
  * shuffle and zlib), the stored chunks are handed over unchanged instead
- * (nz__h5ds_stored_ops). */
+ * (nz__h5ds_stored_ops), each still decoded once: a corrupt chunk fails as
+ * it fails a decoded read, and the engine sees its elements (the empty
+ * chunk rule). */
+#include <libdeflate.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -18,10 +21,12 @@
 
 #define MAX_FILTERS 8
 
-/* Decoding buffers, reused across reads: fresh multi-megabyte buffers per
- * chunk cost page faults (mmap'd by malloc) comparable to the inflate. */
+/* Decoding buffers and an inflater, reused across reads: fresh
+ * multi-megabyte buffers per chunk cost page faults (mmap'd by malloc)
+ * comparable to the inflate. */
 typedef struct scratch {
-	nz_buf raw, tmp;
+	nz_buf raw, dec[2];
+	struct libdeflate_decompressor *inflater;
 	struct scratch *next;
 } scratch;
 
@@ -35,7 +40,7 @@ struct nz__h5ds {
 	int dont_filter_partial;    /* H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS */
 	int nfilters;
 	H5Z_filter_t filters[MAX_FILTERS];
-	nz_codec *zlib, *shuffle;   /* decoders for deflate and shuffle */
+	nz_codec *shuffle;          /* the decoder for shuffle */
 	size_t chunk_nbytes;
 	atomic_uint_least64_t raw_chunks, hdf5_reads, stored_chunks;
 	pthread_mutex_t pool_mu;
@@ -107,8 +112,6 @@ NZ__H5_HELD static int plan_raw(nz__h5ds *ds, hid_t dcpl)
 	ds->nfilters = nf;
 	if (H5Pget_chunk_opts(dcpl, &opts) >= 0)
 		ds->dont_filter_partial = (opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0;
-	if (make_codec(&ds->zlib, "{\"id\": \"zlib\", \"level\": 1}") < 0)
-		return -1;
 	snprintf(cfg, sizeof cfg, "{\"id\": \"shuffle\", \"elementsize\": %zu}", ds->conv.type.size);
 	if (make_codec(&ds->shuffle, cfg) < 0)
 		return -1;
@@ -170,13 +173,14 @@ void nz__h5ds_close(nz__h5ds *ds)
 		H5Dclose(ds->dset);
 	nz__h5conv_clear(&ds->conv);
 	nz__h5_unlock();
-	nz__codec_free(ds->zlib);
 	nz__codec_free(ds->shuffle);
 	while (ds->pool) {
 		scratch *s = ds->pool;
 		ds->pool = s->next;
 		nz__buf_free(&s->raw);
-		nz__buf_free(&s->tmp);
+		nz__buf_free(&s->dec[0]);
+		nz__buf_free(&s->dec[1]);
+		libdeflate_free_decompressor(s->inflater);
 		nz__free(s);
 	}
 	pthread_mutex_destroy(&ds->pool_mu);
@@ -259,24 +263,98 @@ static int read_stored(nz__h5ds *ds, const hsize_t *off, nz_buf *out, uint32_t *
 	return err;
 }
 
+/* Inflate HDF5's deflate output (a zlib stream, whose adler32 libdeflate
+ * checks) into dst: exactly chunk_nbytes, as every filter here keeps the
+ * size, or the chunk is corrupt. */
+static int inflate_exact(nz__h5ds *ds, scratch *sc, const unsigned char *src, size_t n, nz_buf *dst)
+{
+	enum libdeflate_result r;
+	int err;
+
+	if (!sc->inflater && !(sc->inflater = libdeflate_alloc_decompressor()))
+		return nz__error_set(NZ_ENOMEM, "codec 'zlib': out of memory");
+	if ((err = nz__buf_reserve(dst, ds->chunk_nbytes)) < 0)
+		return err;
+	r = libdeflate_zlib_decompress(sc->inflater, src, n, dst->data, ds->chunk_nbytes, NULL);
+	if (r != LIBDEFLATE_SUCCESS)
+		return nz__error_set(NZ_ECODEC, "codec 'zlib': %s",
+				     r == LIBDEFLATE_INSUFFICIENT_SPACE ? "data decodes to more bytes than expected"
+				     : r == LIBDEFLATE_SHORT_OUTPUT     ? "data decodes to fewer bytes than expected"
+									: "corrupt or truncated data");
+	dst->len = ds->chunk_nbytes;
+	return 0;
+}
+
+/* Undo the pipeline on the n stored bytes at src (the chunk at element
+ * offsets corg; a set mask bit: that filter was skipped), in reverse,
+ * alternating between dec[0] and dec[1]; *chunk is the chunk_nbytes
+ * decoded bytes (src itself when no filter ran). Both the decoded read and
+ * the check of a moved chunk fail here, with the same message. */
+static int decode_chunk(nz__h5ds *ds, scratch *sc, const uint64_t *corg, uint32_t mask,
+			const unsigned char *src, size_t n, nz_buf *dec, const unsigned char **chunk)
+{
+	const unsigned char *cur = src;
+	char at[256];
+	size_t k = 0;
+	int i, d, next = 0, err = 0;
+
+	for (i = ds->nfilters - 1; i >= 0 && err == 0; i--) {
+		if (mask & (1u << i))
+			continue;
+		if (ds->filters[i] == H5Z_FILTER_FLETCHER32) {
+			if (n < 4)
+				err = nz__error_set(NZ_ECODEC, "corrupt fletcher32 chunk");
+			else
+				n -= 4;
+			continue;
+		}
+		err = ds->filters[i] == H5Z_FILTER_DEFLATE
+			      ? inflate_exact(ds, sc, cur, n, &dec[next])
+			      : nz__codec_decode(ds->shuffle, cur, n, ds->chunk_nbytes, &dec[next]);
+		cur = dec[next].data;
+		n = dec[next].len;
+		next ^= 1;
+	}
+	if (err == 0 && n != ds->chunk_nbytes)
+		err = nz__error_set(NZ_ECODEC, "decoded chunk has %zu bytes, expected %zu", n, ds->chunk_nbytes);
+	if (err == 0) {
+		*chunk = cur;
+		return 0;
+	}
+	for (d = 0; d < ds->node->ndim && k < sizeof at; d++)
+		k += (size_t)snprintf(at + k, sizeof at - k, "%s%llu", d ? ", " : "", (unsigned long long)corg[d]);
+	return nz__error_wrap("'%s': decoding the HDF5 chunk at [%s] of '%s'", ds->node->path, at, ds->file->path);
+}
+
 /* The stored bytes of HDF5 chunk `index` (in chunks), when every filter ran
- * on it; 1 when it is not allocated or a filter was skipped (a partial edge
- * chunk under H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS): then it is decoded. */
-static int stored_get(void *ctx, const uint64_t *index, nz_buf *out)
+ * on it, decoded into dec; 1 when it is not allocated or a filter was
+ * skipped (a partial edge chunk under H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS):
+ * then it is decoded the usual way. */
+static int stored_get(void *ctx, const uint64_t *index, nz_buf *out, nz_buf *dec, const void **chunk)
 {
 	nz__h5ds *ds = ctx;
+	uint64_t corg[NZ_MAX_DIMS];
 	hsize_t off[NZ_MAX_DIMS];
+	const unsigned char *elems = NULL;
 	uint32_t mask = 0;
+	scratch *sc;
 	int i, err;
 
 	for (i = 0; i < ds->node->ndim; i++)
-		off[i] = index[i] * ds->node->chunks[i];
+		off[i] = corg[i] = index[i] * ds->node->chunks[i];
 	if (partial_unfiltered(ds, off))
 		return 1;
 	if ((err = read_stored(ds, off, out, &mask)) != 0)
 		return err;
 	if (mask != 0)
 		return 1;
+	if (!(sc = scratch_get(ds)))
+		return nz__error_set(NZ_ENOMEM, "'%s': out of memory", ds->node->path);
+	err = decode_chunk(ds, sc, corg, 0, out->data, out->len, dec, &elems);
+	scratch_put(ds, sc); /* only its inflater was used */
+	if (err < 0)
+		return err;
+	*chunk = elems;
 	atomic_fetch_add(&ds->stored_chunks, 1);
 	return 0;
 }
@@ -365,51 +443,23 @@ static void copy_box(unsigned char *dst, const uint64_t *dst_org, const uint64_t
 	}
 }
 
-/* Read one HDF5 chunk raw and decode it; the chunk_nbytes decoded bytes end
- * up in raw->data (the buffers swap as filters are undone). Returns 1 when
- * the chunk is not stored (the caller falls back). */
-static int read_raw_chunk(nz__h5ds *ds, const uint64_t *corg, nz_buf *raw, nz_buf *tmp)
+/* Read one HDF5 chunk raw and decode it; *chunk points to its chunk_nbytes
+ * decoded bytes (in sc). Returns 1 when the chunk is not stored (the caller
+ * falls back). */
+static int read_raw_chunk(nz__h5ds *ds, scratch *sc, const uint64_t *corg, const unsigned char **chunk)
 {
 	hsize_t off[NZ_MAX_DIMS];
 	uint32_t mask = 0;
-	int i, err = 0, n = ds->node->ndim;
+	int i, err;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < ds->node->ndim; i++)
 		off[i] = corg[i];
-	if ((err = read_stored(ds, off, raw, &mask)) != 0)
+	if ((err = read_stored(ds, off, &sc->raw, &mask)) != 0)
 		return err;
 	if (partial_unfiltered(ds, off))
 		mask = ~0u;
-	/* Undo the pipeline in reverse; a set mask bit means the filter was skipped. */
-	for (i = ds->nfilters - 1; i >= 0; i--) {
-		nz_buf swap;
-		if (mask & (1u << i))
-			continue;
-		if (ds->filters[i] == H5Z_FILTER_FLETCHER32) {
-			if (raw->len < 4)
-				return nz__error_set(NZ_ECODEC, "'%s': corrupt fletcher32 chunk", ds->node->path);
-			raw->len -= 4;
-			continue;
-		}
-		err = nz__codec_decode(ds->filters[i] == H5Z_FILTER_DEFLATE ? ds->zlib : ds->shuffle,
-				       raw->data, raw->len, ds->chunk_nbytes, tmp);
-		if (err < 0) {
-			char at[256];
-			size_t k = 0;
-			int d;
-			for (d = 0; d < n && k < sizeof at; d++)
-				k += (size_t)snprintf(at + k, sizeof at - k, "%s%llu", d ? ", " : "",
-						      (unsigned long long)corg[d]);
-			return nz__error_wrap("'%s': decoding the HDF5 chunk at [%s] of '%s'",
-					      ds->node->path, at, ds->file->path);
-		}
-		swap = *raw;
-		*raw = *tmp;
-		*tmp = swap;
-	}
-	if (raw->len != ds->chunk_nbytes)
-		return nz__error_set(NZ_ECODEC, "'%s': decoded chunk has %zu bytes, expected %zu",
-				     ds->node->path, raw->len, ds->chunk_nbytes);
+	if ((err = decode_chunk(ds, sc, corg, mask, sc->raw.data, sc->raw.len, sc->dec, chunk)) < 0)
+		return err;
 	atomic_fetch_add(&ds->raw_chunks, 1);
 	return 0;
 }
@@ -419,6 +469,7 @@ static int read_raw(nz__h5ds *ds, const uint64_t *start, const uint64_t *count, 
 	const nz__xnode *n = ds->node;
 	uint64_t c0[NZ_MAX_DIMS], c1[NZ_MAX_DIMS], ci[NZ_MAX_DIMS], corg[NZ_MAX_DIMS];
 	uint64_t lo[NZ_MAX_DIMS], hi[NZ_MAX_DIMS], ext[NZ_MAX_DIMS];
+	const unsigned char *chunk = NULL;
 	scratch *sc;
 	int d, err = 0, r;
 
@@ -439,13 +490,13 @@ static int read_raw(nz__h5ds *ds, const uint64_t *start, const uint64_t *count, 
 									      : start[d] + count[d];
 			ext[d] = hi[d] - lo[d];
 		}
-		r = read_raw_chunk(ds, corg, &sc->raw, &sc->tmp);
+		r = read_raw_chunk(ds, sc, corg, &chunk);
 		if (r < 0) {
 			err = r;
 			goto done;
 		}
 		if (r == 0) {
-			copy_box(out, start, count, sc->raw.data, corg, n->chunks, lo, hi, n->ndim, ds->conv.type.size);
+			copy_box(out, start, count, chunk, corg, n->chunks, lo, hi, n->ndim, ds->conv.type.size);
 		} else {
 			/* Unallocated chunk: libhdf5 supplies the fill value. */
 			uint64_t m = 1;

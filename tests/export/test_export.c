@@ -29,8 +29,8 @@ static void make_file(const char *path)
 			data[i][j] = (int16_t)(i * 7 - j * 1000);
 	fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	ASSERT(fid >= 0);
-	str_attr(fid, "object_id", "00000000-0000-4000-8000-000000000000");
-	str_attr(fid, "nwb_version", "2.6.0"); /* export takes NWB files only */
+	nz_test_h5_str_attr(fid, "object_id", "00000000-0000-4000-8000-000000000000");
+	nz_test_h5_str_attr(fid, "nwb_version", "2.6.0"); /* export takes NWB files only */
 	sp = H5Screate_simple(2, dims, NULL);
 	dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	H5Pset_chunk(dcpl, 2, chunks);
@@ -39,8 +39,8 @@ static void make_file(const char *path)
 	H5Pset_fletcher32(dcpl);
 	d = H5Dcreate2(fid, "data", H5T_STD_I16LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	ASSERT(d >= 0 && H5Dwrite(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
-	str_attr(d, "object_id", "00000000-0000-4000-8000-000000000001");
-	str_attr(d, "unit", "volts");
+	nz_test_h5_str_attr(d, "object_id", "00000000-0000-4000-8000-000000000001");
+	nz_test_h5_str_attr(d, "unit", "volts");
 	H5Dclose(d);
 	H5Pclose(dcpl);
 	H5Sclose(sp);
@@ -59,7 +59,7 @@ static void make_file(const char *path)
 	H5Sclose(sp);
 
 	g = H5Gcreate2(fid, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	str_attr(g, "object_id", "00000000-0000-4000-8000-000000000002");
+	nz_test_h5_str_attr(g, "object_id", "00000000-0000-4000-8000-000000000002");
 	H5Rcreate(&ref, fid, "/data", H5R_OBJECT, -1);
 	sp = H5Screate(H5S_SCALAR);
 	a = H5Acreate2(g, "table", H5T_STD_REF_OBJ, sp, H5P_DEFAULT, H5P_DEFAULT);

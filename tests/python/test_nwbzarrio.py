@@ -9,7 +9,6 @@ staged package on PYTHONPATH (tests/python/CMakeLists.txt)."""
 import datetime
 import json
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -165,10 +164,10 @@ def export(src_path, out, cls=nwbzarr.NWBZarrIO, **kw):
     return io
 
 
-def h5_written(h5opts, name):
+def h5_written(h5opts, name, values=None):
     h5 = tmp(name)
     with NWBHDF5IO(h5, "w") as io:
-        io.write(nwbfile(H5DataIO(data, chunks=(8192, 64), **h5opts)))
+        io.write(nwbfile(H5DataIO(data if values is None else values, chunks=(8192, 64), **h5opts)))
     return h5
 
 
@@ -198,6 +197,21 @@ with h5py.File(h5, "r") as f:
     stored = {f"{i}/0": d.id.read_direct_chunk((i * 8192, 0))[1] for i in range(H5_CHUNKS)}
 check(chunk_files(tmp("exp_nz_gzip.nwb.zarr"), "acquisition/ts/data") == stored,
       "export from gzip HDF5: every Zarr chunk is H5Dread_chunk's bytes, unchanged")
+# A chunk of zeros (the fill value), moved: left out as zarr-python leaves it
+# out of hdmf-zarr's export (write_empty_chunks=False), so the chunk keys are
+# the same, and it reads back as the fill.
+zeroed = data.copy()
+zeroed[2 * 8192:3 * 8192] = 0
+h5z = h5_written({"compression": "gzip"}, "src_zeros.nwb", zeroed)
+export(h5z, "exp_hdmf_zeros.nwb.zarr", hdmf_zarr.NWBZarrIO)
+io = export(h5z, "exp_nz_zeros.nwb.zarr", number_of_jobs=2)
+h5st = io.engine_stats["acquisition/ts/data"].get("hdf5", {})
+kh, kn = (set(chunk_files(tmp(n), "acquisition/ts/data")) for n in ("exp_hdmf_zeros.nwb.zarr", "exp_nz_zeros.nwb.zarr"))
+check(h5st.get("stored_chunks") == H5_CHUNKS and h5st.get("raw_chunks") == 0 and kn == kh
+      and len(kn) == H5_CHUNKS - 1 and "2/0" not in kn,
+      f"export from gzip HDF5: the chunk of zeros is left out, as hdmf-zarr leaves it ({sorted(kh ^ kn)}, {h5st})")
+check(np.array_equal(read_back(tmp("exp_nz_zeros.nwb.zarr"))[0], zeroed),
+      "export from gzip HDF5 with a chunk of zeros: equal, that chunk read as the fill")
 # 1, 2 and 3 jobs from the gzip file
 for jobs in (1, 3):
     by_engine(export(h5, f"exp_j{jobs}.nwb.zarr", number_of_jobs=jobs).engine_stats, f"export, {jobs} jobs",
@@ -243,46 +257,34 @@ check("hdf5" not in io.engine_stats["acquisition/ts/data"] and why and "filter 3
 check(np.array_equal(read_back(tmp("exp_lzf.nwb.zarr"))[0], data), "export from lzf HDF5: equal")
 logging.getLogger("nwbzarr").removeHandler(logged)
 
-# A corrupt gzip chunk that is decoded (fletcher32 keeps the chunks from
-# moving as stored: hdmf-zarr drops the checksum): an NWBZarrError naming the
-# file and the dataset, the output left marked incomplete.
-bad = tmp("corrupt.nwb")
-h5_written({"compression": "gzip", "fletcher32": True}, "corrupt.nwb")
-with h5py.File(bad, "r") as f:
-    info = f["acquisition/ts/data"].id.get_chunk_info(7)
-with open(bad, "r+b") as f:
-    f.seek(info.byte_offset + info.size // 2)
-    f.write(b"\xa5" * 64)
-try:
-    export(bad, "exp_bad.nwb.zarr", number_of_jobs=2)
-    check(False, "a corrupt gzip chunk fails the export")
-except nwbzarr.NWBZarrError as e:
-    check(bad in e.message and "/acquisition/ts/data" in e.message
-          and e.code in (nwbzarr._nwbzarr.ECODEC, nwbzarr._nwbzarr.EFORMAT),
-          f"a corrupt gzip chunk raises NWBZarrError naming the file and the dataset ({e.message})")
-check(os.path.exists(tmp("exp_bad.nwb.zarr/" + nwbzarr.INCOMPLETE_MARKER)),
-      "an export failed on a corrupt chunk stays marked incomplete")
-check(json.load(open(tmp("exp_bad.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
-      "an export failed on a corrupt chunk is not consolidated")
-# A corrupt chunk moved as stored is not decoded: it arrives as it was, and
-# the reader's decode fails on it.
-moved = tmp("corrupt_moved.nwb")
-shutil.copy(tmp("src_gzip.nwb"), moved)
-with h5py.File(moved, "r") as f:
-    info = f["acquisition/ts/data"].id.get_chunk_info(7)
-with open(moved, "r+b") as f:
-    f.seek(info.byte_offset + info.size // 2)
-    f.write(b"\xa5" * 64)
-io = export(moved, "exp_moved.nwb.zarr", number_of_jobs=2)
-with open(tmp("exp_moved.nwb.zarr/acquisition/ts/data/c/7/0"), "rb") as f, open(moved, "rb") as g:
-    g.seek(info.byte_offset)
-    check(f.read() == g.read(info.size), "a corrupt chunk moved as stored arrives as the file holds it")
-try:
-    zarr.open_array(tmp("exp_moved.nwb.zarr/acquisition/ts/data"), mode="r")[7 * 8192:8 * 8192]
-    check(False, "zarr-python fails to decode a moved corrupt chunk")
-except Exception as e:  # numcodecs' zlib error
-    check("zlib" in repr(e).lower() or "error" in repr(e).lower(),
-          f"zarr-python fails to decode a moved corrupt chunk ({e!r})")
+# A corrupt gzip chunk, decoded (fletcher32 keeps the chunks from moving as
+# stored: hdmf-zarr drops the checksum) or moved as stored (gzip, gzip +
+# shuffle: hdmf-zarr's codecs are the HDF5 filters, and each moved chunk is
+# inflated on the way to check it): an NWBZarrError naming the file, the
+# dataset and the chunk, the output left marked incomplete.
+for label, h5opts in (("decoded", {"compression": "gzip", "fletcher32": True}),
+                      ("moved", {"compression": "gzip"}),
+                      ("moved, shuffled", {"compression": "gzip", "shuffle": True})):
+    name = "corrupt_" + label.replace(", ", "_")
+    bad = h5_written(h5opts, name + ".nwb")
+    with h5py.File(bad, "r") as f:
+        info = f["acquisition/ts/data"].id.get_chunk_info(7)
+    with open(bad, "r+b") as f:
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(b"\xa5" * 64)
+    out = name + ".nwb.zarr"
+    what = f"a corrupt gzip chunk ({label})"
+    try:
+        export(bad, out, number_of_jobs=2)
+        check(False, f"{what} fails the export")
+    except nwbzarr.NWBZarrError as e:
+        check(bad in e.message and "/acquisition/ts/data" in e.message and "chunk at [57344, 0]" in e.message
+              and e.code == nwbzarr._nwbzarr.ECODEC,
+              f"{what} raises NWBZarrError naming the file, the dataset and the chunk ({e.message})")
+    check(os.path.exists(tmp(out + "/" + nwbzarr.INCOMPLETE_MARKER)),
+          f"an export failed on {what} stays marked incomplete")
+    check(json.load(open(tmp(out + "/zarr.json"))).get("consolidated_metadata") is None,
+          f"an export failed on {what} is not consolidated")
 
 # hdmf cannot take a bare zarr array as data (it iterates it); a zarr array
 # is copied when a Zarr file is exported with link_data=False.
