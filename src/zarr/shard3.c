@@ -187,8 +187,11 @@ int nz__shard_put_encoded(nz__shard_job *j, const void *enc, size_t len)
 	int in;
 	if (!j->a->sharded)
 		return nz__chunk_store(j->a, j->first, enc, len);
+	/* 0 for an empty entry too: callers loop while 0, and next_inner's 1
+	 * ("inside the array") once stopped a copy at a missing chunk, dropping
+	 * the rest of its shard. */
 	if ((in = next_inner(j)) <= 0 || !enc)
-		return in;
+		return in < 0 ? in : 0;
 	return nz__shard_writer_put(j->w, j->pos - 1, enc, len);
 }
 

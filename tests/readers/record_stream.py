@@ -69,13 +69,19 @@ def frames_pynwb(out):
     return a.shape[0]
 
 
-def feed(fifo, gate, upto):
-    """Write blocks; before block b waits until gate(b) allows it."""
+def feed(fifo, gate, upto, hold=None):
+    """Write blocks; before block b waits until gate(b) allows it. With
+    `hold` (two Events: written, release), the FIFO stays open after the last
+    block, `written` set, until `release` is: closing it is the end of the
+    recording, which convert then finalises."""
     with open(fifo, "wb") as w:
         for b in range(upto):
             gate(b)
             w.write(x[b * BLOCK:(b + 1) * BLOCK].tobytes())
             w.flush()
+        if hold is not None:
+            hold[0].set()
+            hold[1].wait()
 
 
 # ---- 1. read while recording ------------------------------------------------
@@ -127,14 +133,19 @@ def gate_kill(b):
         time.sleep(0.01)
 
 
-feeder = threading.Thread(target=feed, args=(tmp / "killed.fifo", gate_kill, 31), daemon=True)
+# The FIFO stays open until after the kill: at EOF convert would finalise,
+# and on a quiet machine it did so before the kill came (a complete file).
+hold = (threading.Event(), threading.Event())
+feeder = threading.Thread(target=feed, args=(tmp / "killed.fifo", gate_kill, 31, hold), daemon=True)
 feeder.start()
 while last[0] < 20 * BLOCK:
     last[0] = frames_zarr(out) or 0
     time.sleep(0.01)
-feeder.join()
+hold[0].wait()
 p.send_signal(signal.SIGKILL)
 p.wait()
+hold[1].set()
+feeder.join()
 assert (out / ".nwbzarr-incomplete").exists()
 n = frames_zarr(out)
 assert n >= last[0], f"after kill -9: {n} frames, a reader had seen {last[0]}"

@@ -20,7 +20,9 @@ static const uint64_t shape[2] = { ROWS, COLS }, chunks[2] = { 100, 4 }, shards[
 static int16_t data[ROWS * COLS];
 static char tmp[4096];
 
-/* The v2 source: every chunk stored but (2, 1), which stays missing. */
+/* The v2 source: every chunk stored but (1, 0), which stays missing. It is
+ * not the last inner chunk of its shard (0, 0): those after it in C order,
+ * (1, 1) and (2, *), must still be moved (they were dropped once). */
 static nz_store *make_v2(const char *name, const nz_compressor *c, const char *filters)
 {
 	char path[4200];
@@ -37,7 +39,7 @@ static nz_store *make_v2(const char *name, const nz_compressor *c, const char *f
 	ASSERT_OK(nz_array_create(&a, st, "d", &o));
 	for (idx[0] = 0; idx[0] < 10; idx[0]++)
 		for (idx[1] = 0; idx[1] < 2; idx[1]++) {
-			if (idx[0] == 2 && idx[1] == 1)
+			if (idx[0] == 1 && idx[1] == 0)
 				continue;
 			for (i = 0; i < 100; i++)
 				for (j = 0; j < 4; j++) {
@@ -114,7 +116,7 @@ static void read_back(nz_array *a)
 	ASSERT_OK(nz_array_read_region(a, zero, shape, got, sizeof got));
 	for (i = 0; i < ROWS * COLS; i++) {
 		size_t r = i / COLS, c = i % COLS;
-		int16_t want = r >= 200 && r < 300 && c >= 4 ? 0 : data[i]; /* chunk (2, 1) missing: fill */
+		int16_t want = r >= 100 && r < 200 && c < 4 ? 0 : data[i]; /* chunk (1, 0) missing: fill */
 		if (got[i] != want)
 			NZ__FAIL("element [%zu, %zu]: %d, want %d", r, c, got[i], want);
 	}
@@ -144,7 +146,7 @@ static void same_chunks(nz_store *v2, nz_array *dst)
 			else
 				b3 = file_bytes(dst->store, k3, &n3);
 			nz_free(k3);
-			ASSERT((b2 == NULL) == (idx[0] == 2 && idx[1] == 1));
+			ASSERT((b2 == NULL) == (idx[0] == 1 && idx[1] == 0));
 			ASSERT((b3 == NULL) == (b2 == NULL));
 			if (b2) {
 				ASSERT_EQ_U64(n2, n3);
