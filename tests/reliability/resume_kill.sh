@@ -56,8 +56,9 @@ kill_runs() {
 				|| not_complete "$writer $r (killed at $ms ms, -j$j)" "$dir"
 		fi
 		if ((r % 3 == 2)) && [ -e "$dir/.nwbzarr-incomplete" ]; then
+			# As above: a kill after the resume finished leaves it complete.
 			kill_at $((RANDOM % 400)) "$writer" "$dir" $((3 - j)) --resume \
-				&& not_complete "$writer $r: killed resume" "$dir"
+				&& { complete "$dir" || not_complete "$writer $r: killed resume" "$dir"; }
 		fi
 		# Resume whatever is not complete: a store with the marker, no
 		# directory, or a directory the kill left before the marker.
