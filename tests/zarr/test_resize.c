@@ -107,8 +107,56 @@ static void grow(int fmt, int sharded)
 	nz_test_rm_rf(path);
 }
 
+/* nz__grow_put with empty chunks skipped: an all-fill inner chunk in the
+ * middle of a shard is an empty entry, and the chunks after it are still
+ * stored, in a flush of the open shard (store set, a partial last chunk)
+ * and when the shard completes. Once, the empty entry stopped the shard's
+ * put there and the rest of the shard was lost. */
+static void grow_empty_inner(void)
+{
+	char path[600];
+	const char *tmp = getenv("NZ_TMP");
+	nz_store *st;
+	nz_array *a, *r;
+	nz__grow *g = NULL;
+	nz_scratch *scratch = NULL;
+	nz_array_opts o = NZ_ARRAY_OPTS_INIT;
+	uint64_t shape[2] = {0, 4}, chunks[2] = {3, 4}, shards[2] = {9, 4}, start[2] = {0, 0};
+	int16_t chunk[12], got[36], want[36];
+
+	snprintf(path, sizeof path, "%s/resize-empty", tmp ? tmp : "/tmp");
+	nz_test_rm_rf(path);
+	ASSERT_OK(nz_store_open_dir(&st, path, NZ_STORE_WRITE | NZ_STORE_CREATE));
+	o.dtype = "<i2", o.ndim = 2, o.shape = shape, o.chunks = chunks, o.zarr_format = 3;
+	o.shards = shards, o.skip_empty_chunks = 1;
+	ASSERT_OK(nz_array_create(&a, st, "x", &o));
+	ASSERT_OK(nz__grow_new(&g, a));
+	ASSERT_OK(nz_scratch_new(&scratch));
+	fill(want, 0, 9, 4);
+	memset(want + 12, 0, 12 * sizeof *want); /* rows 3..5: the fill value */
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0: chunk 2 has 2 rows, flushed; pass 1: whole, the shard done */
+		uint64_t rows = pass == 0 ? 2 : 3, n = 6 + rows, ws[2] = {n, 4};
+		for (uint64_t k = 0; k < 3; k++) {
+			memcpy(chunk, want + k * 12, sizeof chunk);
+			ASSERT_OK(nz__grow_put(g, scratch, k, chunk, k == 2 ? rows : 3, k == 2));
+		}
+		ASSERT_OK(nz__array_reshaped(&r, a, ws));
+		memset(got, 0x55, sizeof got);
+		ASSERT_OK(nz_array_read_region(r, start, ws, got, (size_t)n * 4 * sizeof *got));
+		ASSERT_MEM_EQ(got, want, (size_t)n * 4 * sizeof *got);
+		nz_array_free(r);
+	}
+	nz__grow_free(g);
+	nz_scratch_free(scratch);
+	nz_array_free(a);
+	nz_store_free(st);
+	nz_test_rm_rf(path);
+}
+
 int main(void)
 {
+	grow_empty_inner();
 	grow(2, 0);
 	grow(3, 0);
 	grow(3, 1);
