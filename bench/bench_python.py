@@ -6,6 +6,10 @@ of the same data and codec, with its own layout (v3 shards of all-channel
 chunks) and, as `convert_hdmf_chunks`, with the chunks zarr-python picks for
 the NWBZarrIOs (one file per chunk, Zarr v2: the same work as theirs, whose
 chunks are column strips); export of the gzip NWB HDF5 file through both.
+hdmf-zarr writes in parallel only from a GenericDataChunkIterator, so its
+2-job rows write the memmap through one, in that iterator's chunks
+(87472 x 56 at 20 s); `nwbzarr_iter_chunks` is nwbzarr.NWBZarrIO writing the
+memmap in those same chunks, the like-for-like row for them.
 
 usage: python bench/bench_python.py BUILD_DIR [SECONDS=60] [WORKDIR]
 QUICK=1 in the environment: 5 s of recording (a check, not a measurement);
@@ -75,10 +79,17 @@ def one(kind, codec, jobs, raw, out, frames):
         data = MemmapIterator(raw, shape, buffer_gb=0.1)  # hdmf-zarr's only parallel path
     else:
         data = mm
+    kw = {}
     if codec == "blosc-lz4":
-        kw = {"compressors": [zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]}
-        if data is not mm:
-            kw["chunks"] = data.chunk_shape
+        kw["compressors"] = [zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")]
+    if data is not mm:
+        kw["chunks"] = data.chunk_shape
+    elif kind == "nwbzarr_iter_chunks":
+        # The memmap in the chunks hdmf-zarr's parallel path writes (its
+        # iterator's), so that this row and hdmf_zarr's 2-job row write the
+        # same layout; plain "nwbzarr" writes zarr-python's default chunks.
+        kw["chunks"] = MemmapIterator(raw, shape, buffer_gb=0.1).chunk_shape
+    if "compressors" in kw or kind == "nwbzarr_iter_chunks":
         data = ZarrDataIO(data, **kw)
 
     def nwbfile(d):
@@ -94,7 +105,7 @@ def one(kind, codec, jobs, raw, out, frames):
 
     c = cpu()
     t = time.perf_counter()
-    if kind in ("hdmf_zarr", "nwbzarr"):
+    if kind in ("hdmf_zarr", "nwbzarr", "nwbzarr_iter_chunks"):
         cls = HdmfIO if kind == "hdmf_zarr" else NzIO
         with cls(out, mode="w") as io:
             io.write(nwbfile(data), number_of_jobs=jobs)
@@ -172,9 +183,11 @@ def main():
     print(f"# load average {os.getloadavg()[0]:.2f} at start", flush=True)
     print("variant,codec,jobs,write_s,process_s,peak_rss_mib,write_cpu_s,process_cpu_s", flush=True)
     runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4")
-            for k in ("hdmf_zarr", "nwbzarr", "convert", "convert_hdmf_chunks") for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
+            for k in ("hdmf_zarr", "nwbzarr", "nwbzarr_iter_chunks", "convert", "convert_hdmf_chunks")
+            for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
     only = os.environ.get("ONLY")
-    group = {"hdmf_zarr": "write", "nwbzarr": "write", "convert": "convert", "convert_hdmf_chunks": "convert"}
+    group = {"hdmf_zarr": "write", "nwbzarr": "write", "nwbzarr_iter_chunks": "write", "convert": "convert",
+             "convert_hdmf_chunks": "convert"}
     for kind, codec, jobs in runs:
         if only and group.get(kind, "export") != only:
             continue
