@@ -42,12 +42,14 @@ static inline void pread_all(int fd, void *buf, size_t len, off_t pos, const cha
 	}
 }
 
-/* len bytes to fd, or exit naming `path`. */
+/* len bytes to fd in writes of at most 1 MiB (as the library's store
+ * writes: on Linux 6.18 / ext4 one large write costs several times the
+ * kernel time of the same bytes in pieces), or exit naming `path`. */
 static inline void write_all(int fd, const void *buf, size_t len, const char *path)
 {
 	const unsigned char *p = buf;
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = write(fd, p, len > ((size_t)1 << 20) ? ((size_t)1 << 20) : len);
 		if (n <= 0)
 			die(path);
 		p += n;

@@ -43,8 +43,10 @@ static void put(uint64_t r, uint64_t c, const void *data, size_t len, void *dst,
 		exit(1);
 	}
 	snprintf(path, sizeof path, "%s/%llu.%llu", g.out, (unsigned long long)r, (unsigned long long)c);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0 || write(fd, dst, (size_t)n) != n ||
-	    close(fd) != 0)
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+		die(path);
+	write_all(fd, dst, (size_t)n, path);
+	if (close(fd) != 0)
 		die(path);
 }
 

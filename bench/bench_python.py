@@ -11,11 +11,18 @@ hdmf-zarr writes in parallel only from a GenericDataChunkIterator, so its
 (87472 x 56 at 20 s); `nwbzarr_iter_chunks` is nwbzarr.NWBZarrIO writing the
 memmap in those same chunks, the like-for-like row for them.
 
+`bare_loop` (bench/bare_loop.c: read, gather, blosc-lz4, one plain file per
+chunk, then sync; no metadata, no rename, no format) is the machine's floor
+for the blosc-lz4 rows, in both of those layouts (`bare_loop` in zarr-python's
+default chunks, `bare_loop_iter_chunks` in the iterator's).
+
 usage: python bench/bench_python.py BUILD_DIR [SECONDS=60] [WORKDIR]
 QUICK=1 in the environment: 5 s of recording (a check, not a measurement);
 ONLY=export (or write, convert): only those variants (export: the gzip
 file's series through hdmf-zarr's default export codec, numcodecs.zlib: the
-HDF5 filter, so nwbzarr moves the stored chunks).
+HDF5 filter, so nwbzarr moves the stored chunks; convert includes the bare
+loops); REPS=N: every variant N times, the series interleaved (all variants,
+then all again), then a table of the medians and the issue's ratios on them.
 (with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
 interpreter). Each run is its own process under /usr/bin/time (peak RSS,
 CPU); time is to data on disk (the write plus a sync). Prints CSV rows
@@ -183,29 +190,87 @@ def main():
     print(f"# load average {os.getloadavg()[0]:.2f} at start", flush=True)
     print("variant,codec,jobs,write_s,process_s,peak_rss_mib,write_cpu_s,process_cpu_s", flush=True)
     runs = [(k, c, j) for c in ("zstd-default", "blosc-lz4")
-            for k in ("hdmf_zarr", "nwbzarr", "nwbzarr_iter_chunks", "convert", "convert_hdmf_chunks")
+            for k in ("hdmf_zarr", "nwbzarr", "nwbzarr_iter_chunks", "convert", "convert_hdmf_chunks",
+                      "bare_loop", "bare_loop_iter_chunks")
             for j in (1, 2)] + [(k, "gzip-source", j) for k in ("export_hdmf_zarr", "export_nwbzarr") for j in (1, 2)]
     only = os.environ.get("ONLY")
+    reps = int(os.environ.get("REPS", "1"))
     group = {"hdmf_zarr": "write", "nwbzarr": "write", "nwbzarr_iter_chunks": "write", "convert": "convert",
-             "convert_hdmf_chunks": "convert"}
-    for kind, codec, jobs in runs:
-        if only and group.get(kind, "export") != only:
-            continue
-        if kind == "export_hdmf_zarr" and jobs > 1:
-            continue  # hdmf-zarr 0.14's NWBZarrIO.export takes no number_of_jobs
-        shutil.rmtree(out, ignore_errors=True)
-        os.sync()
-        if kind.startswith("convert"):
-            comp = ["--compressor", "zstd", "--clevel", "3"] if codec == "zstd-default" else []
-            if kind == "convert_hdmf_chunks":
-                comp += ["--zarr-format", "2", "--chunks", ",".join(map(str, zarr_chunks((frames, 384))))]
-            cmd = [cli, "convert", raw, "-o", out, "--channels", "384", "--rate", "30000", "-j", str(jobs),
-                   "--quiet", *comp]
-        else:
-            cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, codec, str(jobs), raw, out, str(frames)]
-        write_s, process_s, rss, write_cpu, cpu = timed(cmd)
-        print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f},{write_cpu:.2f},{cpu:.2f}", flush=True)
+             "convert_hdmf_chunks": "convert", "bare_loop": "convert", "bare_loop_iter_chunks": "convert"}
+    runs = [r for r in runs if not (only and group.get(r[0], "export") != only)
+            and not (r[0] == "export_hdmf_zarr" and r[2] > 1)  # hdmf-zarr 0.14's export has no number_of_jobs
+            and not (r[0].startswith("bare_loop") and r[1] != "blosc-lz4")]  # the bare loop is blosc only
+    default_chunks = ",".join(map(str, zarr_chunks((frames, 384))))
+    results = {}
+    for rep in range(reps):
+        for kind, codec, jobs in runs:
+            shutil.rmtree(out, ignore_errors=True)
+            os.sync()
+            if kind.startswith("convert"):
+                comp = ["--compressor", "zstd", "--clevel", "3"] if codec == "zstd-default" else []
+                if kind == "convert_hdmf_chunks":
+                    comp += ["--zarr-format", "2", "--chunks", default_chunks]
+                cmd = [cli, "convert", raw, "-o", out, "--channels", "384", "--rate", "30000", "-j", str(jobs),
+                       "--quiet", *comp]
+            elif kind.startswith("bare_loop"):
+                chunks = default_chunks if kind == "bare_loop" else iter_chunks(raw, frames)
+                cmd = ["sh", "-c", 'mkdir "$2" && "$1" "$3" "$2" --channels 384 --chunks "$4" -j "$5" >/dev/null'
+                       ' && sync -f "$2"', "sh", os.path.join(BUILD, "bench", "bare_loop"), out, raw, chunks,
+                       str(jobs)]
+            else:
+                cmd = [sys.executable, os.path.abspath(__file__), "--one", kind, codec, str(jobs), raw, out,
+                       str(frames)]
+            row = timed(cmd)
+            results.setdefault((kind, codec, jobs), []).append(row)
+            write_s, process_s, rss, write_cpu, cpu = row
+            print(f"{kind},{codec},{jobs},{write_s:.2f},{process_s:.2f},{rss:.0f},{write_cpu:.2f},{cpu:.2f}",
+                  flush=True)
     print(f"# load average {os.getloadavg()[0]:.2f} at end", flush=True)
+    if reps > 1:
+        summary(results, reps)
+
+
+def iter_chunks(raw, frames):
+    """The chunks hdmf-zarr's 2-job rows write (its iterator's), as R,C."""
+    out = subprocess.run([sys.executable, "-c", f"""
+import numpy as np
+from hdmf.data_utils import GenericDataChunkIterator as G
+class M(G):
+    def _get_data(self, sel): return None
+    def _get_maxshape(self): return ({frames}, 384)
+    def _get_dtype(self): return np.dtype(np.int16)
+print(",".join(map(str, M(buffer_gb=0.1).chunk_shape)))
+"""], capture_output=True, text=True, check=True).stdout
+    return out.strip()
+
+
+def summary(results, reps):
+    """Medians of every variant (peak RSS: the largest) and issue 13's ratios on them."""
+    import statistics
+
+    med = {k: [statistics.median(r[i] for r in v) for i in range(5)] for k, v in results.items()}
+    print(f"# medians of {reps} interleaved runs (peak RSS: the largest of them)")
+    print("variant,codec,jobs,write_s,process_s,peak_rss_mib,write_cpu_s,process_cpu_s")
+    for (kind, codec, jobs), v in results.items():
+        m = med[(kind, codec, jobs)]
+        print(f"{kind},{codec},{jobs},{m[0]:.2f},{m[1]:.2f},{max(r[2] for r in v):.0f},{m[3]:.2f},{m[4]:.2f}")
+
+    def ratio(label, a, b):
+        if a in med and b in med:
+            print(f"# {label}: {med[a][0]:.2f} s / {med[b][0]:.2f} s = {med[a][0] / med[b][0]:.2f}")
+
+    for codec in ("zstd-default", "blosc-lz4"):
+        ratio(f"hdmf_zarr / nwbzarr at 2 jobs, {codec}", ("hdmf_zarr", codec, 2), ("nwbzarr", codec, 2))
+        ratio(f"nwbzarr / convert at 2 jobs, {codec}", ("nwbzarr", codec, 2), ("convert", codec, 2))
+        ratio(f"nwbzarr / convert_hdmf_chunks at 2 jobs, {codec}", ("nwbzarr", codec, 2),
+              ("convert_hdmf_chunks", codec, 2))
+    ratio("hdmf_zarr / bare_loop at 2 jobs, blosc-lz4 (the most any writer of that layout can gain)",
+          ("hdmf_zarr", "blosc-lz4", 2), ("bare_loop", "blosc-lz4", 2))
+    ratio("nwbzarr / bare_loop at 2 jobs, blosc-lz4", ("nwbzarr", "blosc-lz4", 2), ("bare_loop", "blosc-lz4", 2))
+    ratio("nwbzarr_iter_chunks / bare_loop_iter_chunks at 2 jobs, blosc-lz4", ("nwbzarr_iter_chunks", "blosc-lz4", 2),
+          ("bare_loop_iter_chunks", "blosc-lz4", 2))
+    ratio("export_hdmf_zarr 1 job / export_nwbzarr 2 jobs", ("export_hdmf_zarr", "gzip-source", 1),
+          ("export_nwbzarr", "gzip-source", 2))
 
 
 if __name__ == "__main__":

@@ -85,20 +85,26 @@ def export(src, dst, *, number_of_jobs=-1, overwrite=False, compressor=None, cle
     """Export the NWB HDF5 file ``src`` to the NWB-Zarr store ``dst`` with
     the library's exporter (``nwbzarr export``), in parallel. ``compressor``
     is one of the CLI's names (default: zstd level 0, hdmf-zarr 0.14's; a ``clevel``
-    alone applies to blosc-lz4); ``memory_budget``
+    alone applies to blosc-lz4), or ``"keep"``: each dataset's HDF5 filters
+    as its Zarr codecs and its HDF5 chunks moved as stored (``--compressor
+    keep``; no ``clevel``, stats ``stored_chunks`` and ``keep_fallbacks``);
+    ``memory_budget``
     bytes of data in flight (0 = the engine's default); ``copy_links`` copies
     what HDF5 external links lead to into ``dst`` (``--copy-links``) instead
     of exporting the linked files beside it. Returns its stats."""
     comp = None
-    if compressor is not None or clevel is not None:
+    keep = compressor == "keep"
+    if keep and clevel is not None:
+        raise ValueError('clevel does not apply to compressor="keep" (the levels are the HDF5 file\'s)')
+    if not keep and (compressor is not None or clevel is not None):
         name = compressor or "blosc-lz4"
         if name not in _COMPRESSORS:
-            raise ValueError(f"compressor {name!r}: use one of {', '.join(_COMPRESSORS)}")
+            raise ValueError(f"compressor {name!r}: use one of {', '.join(_COMPRESSORS)}, keep")
         cid, cname = _COMPRESSORS[name]
         comp = (cid, cname, _DEFAULT_CLEVEL[cid] if clevel is None else int(clevel), 1, 0)
     return _nwbzarr.export_hdf5(os.fspath(src), os.fspath(dst), jobs=resolve_jobs(number_of_jobs),
                                 overwrite=overwrite, compressor=comp, buffer_size=memory_budget,
-                                auto_chunks=auto_chunks, copy_links=copy_links)
+                                auto_chunks=auto_chunks, copy_links=copy_links, keep_filters=keep)
 
 
 def verify(a, b, *, number_of_jobs=-1, max_diffs=0):

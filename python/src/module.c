@@ -227,10 +227,10 @@ static int parse_compressor(nz_compressor *c, PyObject *obj)
 static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *names[] = { "src", "dst", "jobs", "overwrite", "compressor", "buffer_size", "auto_chunks",
-				 "copy_links", NULL };
+				 "copy_links", "keep_filters", NULL };
 	const char *src, *dst;
 	PyObject *comp = Py_None;
-	int jobs = 0, overwrite = 0, auto_chunks = 0, copy_links = 0, err;
+	int jobs = 0, overwrite = 0, auto_chunks = 0, copy_links = 0, keep_filters = 0, err;
 	Py_ssize_t buffer_size = 0;
 	nz_compressor c;
 	nz_export_opts eo = NZ_EXPORT_OPTS_INIT;
@@ -238,10 +238,15 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	call_state cs = { NULL, NULL };
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$ipOnpp", names, &src, &dst, &jobs, &overwrite, &comp,
-					 &buffer_size, &auto_chunks, &copy_links) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|$ipOnppp", names, &src, &dst, &jobs, &overwrite, &comp,
+					 &buffer_size, &auto_chunks, &copy_links, &keep_filters) ||
 	    parse_compressor(&c, comp) < 0)
 		return NULL;
+	if (keep_filters && comp != Py_None) {
+		PyErr_SetString(PyExc_ValueError, "keep_filters takes no compressor (the codecs are the HDF5 "
+						  "file's filters)");
+		return NULL;
+	}
 	if (buffer_size < 0) {
 		PyErr_SetString(PyExc_ValueError, "buffer_size must be >= 0");
 		return NULL;
@@ -252,6 +257,7 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	eo.chunks = auto_chunks ? NZ_EXPORT_CHUNKS_AUTO : NZ_EXPORT_CHUNKS_KEEP;
 	eo.buffer_size = (size_t)buffer_size;
 	eo.copy_links = copy_links;
+	eo.keep_filters = keep_filters;
 	eo.progress = check_signals;
 	eo.progress_ctx = &cs;
 	eo.stats = &st;
@@ -260,10 +266,12 @@ static PyObject *py_export_hdf5(PyObject *self, PyObject *args, PyObject *kw)
 	Py_END_ALLOW_THREADS
 	if (err < 0 || cs.exc)
 		return finish_error(NULL, &cs, err);
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:i,s:d}", "groups", (unsigned long long)st.groups, "datasets",
-			     (unsigned long long)st.datasets, "links", (unsigned long long)st.links, "attributes",
-			     (unsigned long long)st.attributes, "bytes", (unsigned long long)st.bytes, "jobs",
-			     st.jobs, "elapsed_s", st.elapsed_s);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:i,s:d,s:K,s:K}", "groups", (unsigned long long)st.groups,
+			     "datasets", (unsigned long long)st.datasets, "links", (unsigned long long)st.links,
+			     "attributes", (unsigned long long)st.attributes, "bytes", (unsigned long long)st.bytes,
+			     "jobs", st.jobs, "elapsed_s", st.elapsed_s, "stored_chunks",
+			     (unsigned long long)st.stored_chunks, "keep_fallbacks",
+			     (unsigned long long)st.keep_fallbacks);
 }
 
 /* nz_verify's report callback runs on the calling thread, with the GIL
@@ -357,7 +365,8 @@ static PyMethodDef methods[] = {
 	  "directory store `store` from one source. `cancel` (a threading.Event, for a call on another\n"
 	  "thread than the main one, which signals do not reach): once set, the write stops (ECANCELED)." },
 	{ "export_hdf5", (PyCFunction)(void (*)(void))py_export_hdf5, METH_VARARGS | METH_KEYWORDS,
-	  "export_hdf5(src, dst, *, jobs=0, overwrite=False, compressor=None, buffer_size=0, auto_chunks=False)" },
+	  "export_hdf5(src, dst, *, jobs=0, overwrite=False, compressor=None, buffer_size=0, auto_chunks=False, "
+	  "copy_links=False, keep_filters=False)" },
 	{ "verify", (PyCFunction)(void (*)(void))py_verify, METH_VARARGS | METH_KEYWORDS,
 	  "verify(a, b, *, jobs=0, max_diffs=0) -> list of differences ('path: what')" },
 	{ "ncores", py_ncores, METH_NOARGS, "ncores() -> the cores this process may run on" },

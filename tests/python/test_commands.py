@@ -49,6 +49,26 @@ check(sorted(os.listdir(tmp("exp.nwb.zarr"))) == before, "a refused export leave
 raises(lambda: nwbzarr.export(tmp("nope.nwb"), tmp("x.nwb.zarr")), nwbzarr._nwbzarr.ENOTFOUND, "nope.nwb")
 nwbzarr.export(h5, tmp("exp.nwb.zarr"), overwrite=True, compressor="zstd", clevel=3, number_of_jobs=1)
 check(nwbzarr.verify(h5, tmp("exp.nwb.zarr")) == [], "export --overwrite with zstd: verify matches")
+# compressor="keep": the gzip chunks moved as HDF5 stored them, as zlib
+# (a dataset over the exporter's 4 MiB: smaller ones are still re-encoded).
+big = recording(frames=90_000, channels=32, seed=2)
+h5big = tmp("big.nwb")
+with NWBHDF5IO(h5big, "w") as io:
+    io.write(nwbfile(H5DataIO(big, chunks=(4096, 32), compression="gzip")))
+stats = nwbzarr.export(h5big, tmp("keep.nwb.zarr"), compressor="keep", number_of_jobs=2)
+nchunks = -(-big.shape[0] // 4096)
+check(stats["stored_chunks"] == nchunks and stats["keep_fallbacks"] == 0,
+      f"compressor='keep' moves the {nchunks} stored chunks ({stats})")
+check(nwbzarr.verify(h5big, tmp("keep.nwb.zarr")) == [], "compressor='keep': verify matches")
+import json  # noqa: E402
+with open(tmp("keep.nwb.zarr/acquisition/ts/data/zarr.json")) as f:
+    codecs = [c["name"] for c in json.load(f)["codecs"]]
+check(codecs == ["bytes", "numcodecs.zlib"], f"compressor='keep' writes the HDF5 deflate as its codec ({codecs})")
+try:
+    nwbzarr.export(h5, tmp("z.nwb.zarr"), compressor="keep", clevel=3)
+    check(False, "compressor='keep' with a clevel is refused")
+except ValueError as e:
+    check("keep" in str(e) and not os.path.exists(tmp("z.nwb.zarr")), f"keep with a clevel is refused ({e})")
 try:
     nwbzarr.export(h5, tmp("y.nwb.zarr"), compressor="snappy")
     check(False, "an unknown compressor is refused")
