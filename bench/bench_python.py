@@ -22,7 +22,8 @@ ONLY=export (or write, convert): only those variants (export: the gzip
 file's series through hdmf-zarr's default export codec, numcodecs.zlib: the
 HDF5 filter, so nwbzarr moves the stored chunks; convert includes the bare
 loops); REPS=N: every variant N times, the series interleaved (all variants,
-then all again), then a table of the medians and the issue's ratios on them.
+then all again), then a table of the medians and the issue's ratios on them;
+KINDS=a,b / JOBS=2 / CODECS=blosc-lz4: only those variants, jobs, codecs.
 (with the staged package: PYTHONPATH=BUILD_DIR/python, and the readers'
 interpreter). Each run is its own process under /usr/bin/time (peak RSS,
 CPU); time is to data on disk (the write plus a sync). Prints CSV rows
@@ -197,7 +198,12 @@ def main():
     reps = int(os.environ.get("REPS", "1"))
     group = {"hdmf_zarr": "write", "nwbzarr": "write", "nwbzarr_iter_chunks": "write", "convert": "convert",
              "convert_hdmf_chunks": "convert", "bare_loop": "convert", "bare_loop_iter_chunks": "convert"}
+    kinds = os.environ["KINDS"].split(",") if os.environ.get("KINDS") else None
+    jobs_only = [int(j) for j in os.environ["JOBS"].split(",")] if os.environ.get("JOBS") else None
+    codecs = os.environ["CODECS"].split(",") if os.environ.get("CODECS") else None
     runs = [r for r in runs if not (only and group.get(r[0], "export") != only)
+            and (kinds is None or r[0] in kinds) and (jobs_only is None or r[2] in jobs_only)
+            and (codecs is None or r[1] in codecs)
             and not (r[0] == "export_hdmf_zarr" and r[2] > 1)  # hdmf-zarr 0.14's export has no number_of_jobs
             and not (r[0].startswith("bare_loop") and r[1] != "blosc-lz4")]  # the bare loop is blosc only
     default_chunks = ",".join(map(str, zarr_chunks((frames, 384))))

@@ -1,6 +1,7 @@
 /* nz_export_hdf5: the HDF5 model written in hdmf-zarr's conventions. Groups
  * and attributes are written serially; each fixed-size dataset larger than
- * SMALL_BYTES streams through nz_write_array from an HDF5 source. */
+ * SMALL_BYTES, or with keep_filters whose HDF5 chunks can move as stored,
+ * streams through nz_write_array from an HDF5 source. */
 #define _XOPEN_SOURCE 700 /* POSIX interfaces under -std=c11 */
 #include <errno.h>
 #include <stddef.h>
@@ -155,9 +156,12 @@ static int h5_source_read(void *ctx, const uint64_t *start, const uint64_t *coun
 	return nz__h5ds_read(ds, start, count, out, (size_t)nelem * n->type.size);
 }
 
-/* Fixed-size values: small ones in one read, large ones through the engine. */
+/* Fixed-size values: small ones in one read, large ones through the engine.
+ * `stored`: the array's codecs are the dataset's HDF5 filters
+ * (keep_filters), so a small one also goes through the engine, which moves
+ * its stored chunks; METADATA writes it whole (DATA skips small ones). */
 static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, const char *dtype,
-		       uint64_t nelem)
+		       uint64_t nelem, int stored)
 {
 	uint64_t start[NZ_MAX_DIMS] = { 0 }, one[1] = { 1 }, ones[NZ_MAX_DIMS];
 	nz_source_ops ops = { NZ_SOURCE_OPS_VERSION, h5_source_read, NULL };
@@ -172,7 +176,7 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 	if (nz__mul_size(&bytes, (size_t)nelem, n->type.size) < 0)
 		return nz__error_set(NZ_EFORMAT, "'%s' is too large", n->path);
 	x->st.bytes += bytes;
-	if (bytes <= SMALL_BYTES) {
+	if (bytes <= SMALL_BYTES && !(stored && bytes > 0)) {
 		if (!(buf = nz__malloc(bytes ? bytes : 1)))
 			return nz__error_set(NZ_ENOMEM, "'%s': out of memory", n->path);
 		err = nz__h5ds_read(ds, start, n->shape, buf, bytes);
@@ -181,7 +185,7 @@ static int write_fixed(xctx *x, nz_array *a, nz__h5ds *ds, const nz__xnode *n, c
 		nz__free(buf);
 		return err;
 	}
-	if (x->o.phase == NZ_EXPORT_METADATA) /* their chunks come in DATA */
+	if (x->o.phase == NZ_EXPORT_METADATA && bytes > SMALL_BYTES) /* their chunks come in DATA */
 		return 0;
 	/* The engine takes a structured dtype's records as opaque "|V<size>". */
 	if (dtype[0] == '[')
@@ -317,7 +321,7 @@ static int write_dataset_part(xctx *x, const nz__xnode *n)
 	    (err = nz_array_open(&a, x->store, store_path(n->path))) < 0 ||
 	    (err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) < 0)
 		goto done;
-	err = write_fixed(x, a, ds, n, dtype, nelem);
+	err = write_fixed(x, a, ds, n, dtype, nelem, 0);
 done:
 	nz__h5ds_close(ds);
 	nz_array_free(a);
@@ -408,7 +412,8 @@ static int write_dataset(xctx *x, const nz__xnode *n)
 		goto done;
 	if ((err = nz__h5ds_open(&ds, x->f, n, x->o.hdf5_decode)) < 0)
 		goto done;
-	err = objects ? write_objects(x, a, ds, n, nelem) : write_fixed(x, a, ds, n, dtype, nelem);
+	err = objects ? write_objects(x, a, ds, n, nelem)
+		      : write_fixed(x, a, ds, n, dtype, nelem, keep.kept);
 	if (!err) {
 		nz__h5stats hs;
 		nz__h5ds_stats(ds, &hs);
@@ -477,6 +482,32 @@ done:
 	return err;
 }
 
+/* A resume must ask for what the interrupted export was asked: copy_links
+ * (recorded in the marker) decides whether a linked object is copied in or
+ * becomes a link, and the copies already stored cannot be told apart from
+ * the source's own objects by their metadata alone. */
+static int same_request(const xctx *x, const char *dst)
+{
+	nz_store *st = NULL;
+	json_t *m = NULL;
+	int began, err = 0;
+
+	/* No store or no marker: open_dst says what there is to resume. */
+	if (nz_store_open_dir(&st, dst, NZ_STORE_READ) < 0 || nz__hdmf_marker_read(&m, st) < 0) {
+		nz_error_clear();
+		goto done;
+	}
+	began = json_is_true(json_object_get(m, "copy_links"));
+	if (began != (x->o.copy_links != 0))
+		err = nz__error_set(NZ_EMISMATCH, "resume: '%s' was begun %s copy_links (what external "
+				    "links lead to %s); resume it with the same request", dst,
+				    began ? "with" : "without", began ? "copied in" : "exported beside");
+done:
+	json_decref(m);
+	nz_store_free(st);
+	return err;
+}
+
 /* The output store: reopened to resume, or created with the incomplete
  * marker as its first key. */
 static int open_dst(xctx *x, const char *src, const char *dst)
@@ -512,8 +543,11 @@ static int open_dst(xctx *x, const char *src, const char *dst)
 				     NZ_INCOMPLETE_MARKER, keep)) < 0 ||
 	    (err = nz_store_open_dir(&x->store, dst, flags | NZ_STORE_CREATE)) < 0)
 		return err;
-	if (!(m = json_pack("{s:s}", "source", src)))
+	if (!(m = json_pack("{s:s}", "source", src)) ||
+	    (x->o.copy_links && json_object_set_new(m, "copy_links", json_true()) != 0)) {
+		json_decref(m);
 		return nz__error_set(NZ_ENOMEM, "out of memory creating '%s'", dst);
+	}
 	err = nz__hdmf_marker_write(x->store, m);
 	json_decref(m);
 	return err;
@@ -595,6 +629,9 @@ static int export_file(const char *src, const char *dst, const nz_export_opts *o
 		goto done;
 	if ((err = nz__h5_walk(&x.m, x.f)) < 0 ||
 	    (err = plan ? nz__xmodel_check_links(&x.m, src) : nz__xmodel_check_nwb(&x.m, src)) < 0)
+		goto done;
+	/* Checked before anything is written, linked stores included. */
+	if (x.o.resume && x.o.phase == NZ_EXPORT_ALL && (err = same_request(&x, dst)) < 0)
 		goto done;
 	if (!plan && x.o.copy_links) {
 		/* One store: the linked objects walked into the model (every

@@ -50,7 +50,7 @@ raises(lambda: nwbzarr.export(tmp("nope.nwb"), tmp("x.nwb.zarr")), nwbzarr._nwbz
 nwbzarr.export(h5, tmp("exp.nwb.zarr"), overwrite=True, compressor="zstd", clevel=3, number_of_jobs=1)
 check(nwbzarr.verify(h5, tmp("exp.nwb.zarr")) == [], "export --overwrite with zstd: verify matches")
 # compressor="keep": the gzip chunks moved as HDF5 stored them, as zlib
-# (a dataset over the exporter's 4 MiB: smaller ones are still re-encoded).
+# (a dataset over 4 MiB; the small ones take the same path).
 big = recording(frames=90_000, channels=32, seed=2)
 h5big = tmp("big.nwb")
 with NWBHDF5IO(h5big, "w") as io:
@@ -60,6 +60,10 @@ nchunks = -(-big.shape[0] // 4096)
 check(stats["stored_chunks"] == nchunks and stats["keep_fallbacks"] == 0,
       f"compressor='keep' moves the {nchunks} stored chunks ({stats})")
 check(nwbzarr.verify(h5big, tmp("keep.nwb.zarr")) == [], "compressor='keep': verify matches")
+stats = nwbzarr.export(h5, tmp("keep-small.nwb.zarr"), compressor="keep", number_of_jobs=2)
+nchunks = -(-data.shape[0] // 4096)
+check(stats["stored_chunks"] == nchunks and nwbzarr.verify(h5, tmp("keep-small.nwb.zarr")) == [],
+      f"compressor='keep' moves a small dataset's {nchunks} stored chunks too, verified ({stats})")
 import json  # noqa: E402
 with open(tmp("keep.nwb.zarr/acquisition/ts/data/zarr.json")) as f:
     codecs = [c["name"] for c in json.load(f)["codecs"]]
