@@ -25,6 +25,8 @@ with h5py.File(sys.argv[1], "w") as f:
     big["x"] = np.arange(big.size)
     g.create_dataset("compound", data=big, chunks=(50000,), compression="gzip")
     g.create_dataset("small", data=np.arange(10))
+    g.create_dataset("small_gz", data=rng.integers(-2000, 2000, (2000, 64), dtype="<i2"),
+                     chunks=(500, 64), compression="gzip")
     g.create_dataset("names", data=["a", "bb", "ccc"])
 PY
 # Zarr v3 (export's default, sharded) and the v2 layout: K processes write
@@ -38,6 +40,15 @@ for fmt in 3 2; do
 		"$NZ_CLI" verify "$T/big.h5" "$T/v$fmt.$k" >/dev/null || fail "v$fmt -n $k: verify"
 	done
 done
+# --compressor keep: every gzip chunk moves as stored, the small dataset's
+# (written whole by the METADATA rank) as the large ones' (shared out).
+"$NZ_CLI" export "$T/big.h5" "$T/keep.1" -j 2 --compressor keep -q --json >"$T/keep.json" ||
+	fail "keep: single process exit $?"
+grep -q '"stored_chunks": *44[,}]' "$T/keep.json" || fail "keep: not 40 + 4 chunks moved as stored: $(cat "$T/keep.json")"
+mpi 2 "$NZ_CLI" export "$T/big.h5" "$T/keep.2" -j 1 --compressor keep 2>"$T/err.txt" ||
+	fail "keep -n 2 exit $?: $(cat "$T/err.txt")"
+diff -r "$T/keep.1" "$T/keep.2" >/dev/null || fail "keep -n 2 differs from one process"
+"$NZ_CLI" verify "$T/big.h5" "$T/keep.2" >/dev/null || fail "keep -n 2: verify"
 grep -q '"zarr_format": 3' "$T/v3.3/acquisition/es/chunked/zarr.json" || fail "v3: chunked is not a v3 array"
 n=$(find "$T/v3.3/acquisition/es/chunked/c" -type f | wc -l)
 [ "$n" -ge 1 ] || fail "v3: chunked holds no chunks"
