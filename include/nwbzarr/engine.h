@@ -184,7 +184,9 @@ typedef struct nz_write_opts {
 	unsigned int version; /**< NZ_WRITE_OPTS_VERSION */
 	int jobs;             /**< worker threads; 0 = one per online core; at most NZ_WRITE_MAX_JOBS */
 	/** Memory budget for data in flight, over all workers. A worker holds
-	 *  the chunks of its task plus about one chunk of encoded output, so
+	 *  the chunks of its task plus about one chunk of encoded output (and,
+	 *  where a source's stored chunks move unchanged, three more: a stored
+	 *  chunk and its two decode buffers), so
 	 *  the budget bounds the task width and the number of workers: fewer
 	 *  than `jobs` run if it cannot feed them all (at least one always
 	 *  runs, even when a single chunk exceeds it). For a row-major source

@@ -36,19 +36,28 @@ int nz_ncores(void)
 	return n < 1 ? 1 : n > NZ_WRITE_MAX_JOBS ? NZ_WRITE_MAX_JOBS : (int)n;
 }
 
+/* Chunk-sized buffers a worker holds besides its task's chunks and the
+ * encoder output: a pass-through target's worker also keeps a chunk's
+ * stored bytes and its two decode buffers (task.c, stored_chunk). */
+static size_t extra_chunks(const nz__target *t)
+{
+	return t->passthru ? 3 : 0;
+}
+
 /* Workers and task shape. Each worker holds its chunk buffers plus about one
- * chunk of encoder output, so a worker costs (chunks per task + 1) chunks.
- * For a row-major source a task is a band of chunks sharing rows, as wide as
- * the budget allows, so each row is read as few times as possible. */
+ * chunk of encoder output (and extra_chunks), so a worker costs (chunks per
+ * task + 1 + extra) chunks. For a row-major source a task is a band of
+ * chunks sharing rows, as wide as the budget allows, so each row is read as
+ * few times as possible. */
 static int choose_shape(uint64_t *tc, const nz__target *t, const nz_source *src, int jobs,
 			size_t budget, size_t chunk_bytes)
 {
 	uint64_t grid[NZ_MAX_DIMS], nchunks = 1, gmax, left;
-	size_t per_worker;
+	size_t per_worker, extra = extra_chunks(t);
 	int d, workers = jobs;
 
-	if (chunk_bytes > 0 && budget / 2 / chunk_bytes < (size_t)workers)
-		workers = (int)(budget / 2 / chunk_bytes);
+	if (chunk_bytes > 0 && budget / chunk_bytes / (2 + extra) < (size_t)workers)
+		workers = (int)(budget / chunk_bytes / (2 + extra));
 	if (workers < 1)
 		workers = 1;
 	for (d = 0; d < t->ndim; d++) {
@@ -59,7 +68,7 @@ static int choose_shape(uint64_t *tc, const nz__target *t, const nz_source *src,
 	if (!nz__source_prefers_rows(src) || t->ndim < 2 || chunk_bytes == 0)
 		return workers;
 	per_worker = budget / (size_t)workers;
-	gmax = per_worker / chunk_bytes > 1 ? per_worker / chunk_bytes - 1 : 1;
+	gmax = per_worker / chunk_bytes > 1 + extra ? per_worker / chunk_bytes - 1 - extra : 1;
 	/* Keep a couple of tasks per worker so that none idles at the end. */
 	if (gmax > nchunks / (2 * (uint64_t)workers))
 		gmax = nchunks / (2 * (uint64_t)workers) ? nchunks / (2 * (uint64_t)workers) : 1;
@@ -273,6 +282,7 @@ static int plan_item(nz__item *it, int *workers, const nz_write_opts *opts, int 
 		if ((err = unit_geometry(it->unit, &row_bytes, t, it->chunk_bytes)) < 0)
 			return err;
 		*workers = jobs;
+		row_bytes += extra_chunks(t) * it->chunk_bytes;
 		if (row_bytes && budget / row_bytes < (size_t)*workers)
 			*workers = budget / row_bytes ? (int)(budget / row_bytes) : 1;
 		for (i = 0; i < t->ndim; i++)

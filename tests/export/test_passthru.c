@@ -20,7 +20,7 @@
 #include "hdmf/hdmf.h" /* nz__hdmf_write_resumed */
 #include "test.h"
 
-#define ROWS 10000
+#define ROWS 50000 /* 1.2 MB: over the engine's inline limit, so workers run */
 #define COLS 12
 #define CR 1000
 #define CC 8
@@ -130,6 +130,8 @@ typedef struct spec {
 	int skip_empty;        /* write_empty_chunks=False */
 	int hdf5_decode;       /* libhdf5 decodes: nothing moves */
 	const char *fill;      /* the array's fill value; NULL = 7 */
+	size_t budget;         /* the write's buffer_size; 0 = 1 MiB */
+	nz_write_stats *stats; /* the write's stats, or NULL */
 } spec;
 
 static const uint64_t hchunks[2] = { CR, CC }, other[2] = { 2 * CR, CC }, shards[2] = { 3 * CR, 2 * CC };
@@ -164,7 +166,8 @@ static int write_into(nz_store **st, const char *name, const spec *sp, int jobs,
 	ao.zarr_format = sp->format;
 	ao.shards = sp->shards;
 	wo.jobs = jobs;
-	wo.buffer_size = 1u << 20; /* several tasks in flight */
+	wo.buffer_size = sp->budget ? sp->budget : 1u << 20; /* several tasks in flight */
+	wo.stats = sp->stats;
 	ASSERT(back);
 	ASSERT_OK(nz_store_new_memory(st));
 	ASSERT_OK(nz_root_create(*st, sp->format));
@@ -228,7 +231,7 @@ static int same_value(nz_store *a, nz_store *b, const char *key)
 /* Every Zarr chunk is the HDF5 chunk, byte for byte, for 1, 2 and 3 jobs. */
 static void test_moved(int format, int level)
 {
-	spec sp = { format, hchunks, NULL, 1, level, 0, 0, NULL };
+	spec sp = { format, hchunks, NULL, 1, level, 0, 0, NULL, 0, NULL };
 	nz_store *st[3];
 	int jobs, r, c;
 
@@ -254,13 +257,13 @@ static void test_moved(int format, int level)
 /* Sharded v3: the shards hold the HDF5 chunks, identical for any jobs. */
 static void test_shards(void)
 {
-	spec sp = { 3, hchunks, shards, 1, 4, 0, 0, NULL };
+	spec sp = { 3, hchunks, shards, 1, 4, 0, 0, NULL, 0, NULL };
 	nz_store *st[3];
 	int jobs, r;
 
 	for (jobs = 1; jobs <= 3; jobs++)
 		ASSERT_EQ_U64(export_into(&st[jobs - 1], "gz", &sp, jobs), NCHUNKS);
-	for (r = 0; r < 4; r++) { /* shard rows of 3000 rows: 4, the last partial */
+	for (r = 0; r < (ROWS + 3 * CR - 1) / (3 * CR); r++) { /* shard rows of 3000 rows, the last partial */
 		char key[64];
 		void *v;
 		size_t len, hl;
@@ -281,9 +284,9 @@ static void test_shards(void)
 /* Mismatches and chunks not stored so are decoded and encoded. */
 static void test_fallbacks(void)
 {
-	spec same = { 3, hchunks, NULL, 1, 4, 0, 0, NULL }, shape = { 3, other, NULL, 1, 4, 0, 0, NULL },
-	     codec = { 3, hchunks, NULL, 0, 4, 0, 0, NULL }, v2 = { 2, hchunks, NULL, 1, 4, 0, 0, NULL },
-	     only = { 3, hchunks, NULL, 0, 4, 0, 0, NULL };
+	spec same = { 3, hchunks, NULL, 1, 4, 0, 0, NULL, 0, NULL }, shape = { 3, other, NULL, 1, 4, 0, 0, NULL, 0, NULL },
+	     codec = { 3, hchunks, NULL, 0, 4, 0, 0, NULL, 0, NULL }, v2 = { 2, hchunks, NULL, 1, 4, 0, 0, NULL, 0, NULL },
+	     only = { 3, hchunks, NULL, 0, 4, 0, 0, NULL, 0, NULL };
 	nz_store *st;
 
 	ASSERT_EQ_U64(export_into(&st, "gz", &shape, 2), 0); /* chunks of 2000 rows: not HDF5's */
@@ -324,14 +327,14 @@ static void test_fallbacks(void)
  * again; the result is the uninterrupted write's, byte for byte. */
 static void test_resume(const uint64_t *shard)
 {
-	spec sp = { 3, hchunks, shard, 1, 4, 0, 0, NULL };
+	spec sp = { 3, hchunks, shard, 1, 4, 0, 0, NULL, 0, NULL };
 	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
 	nz_nwb_resume_info acc = { 0, 0, 0, 0 };
 	nz_store *whole, *st;
 	nz_array *a;
 	nz_source *s;
 	const char *gone = shard ? "gz/c/1/0" : "gz/c/3/0", *bad = shard ? "gz/c/2/0" : "gz/c/5/1";
-	uint64_t units = shard ? 4 : NCHUNKS;
+	uint64_t units = shard ? (ROWS + 3 * CR - 1) / (3 * CR) : NCHUNKS; /* shards: 3 chunk rows */
 	int r, c;
 
 	ASSERT_EQ_U64(export_into(&whole, "gz", &sp, 1), NCHUNKS);
@@ -345,7 +348,7 @@ static void test_resume(const uint64_t *shard)
 	ASSERT_EQ_U64(acc.chunks_kept, units - 2);
 	ASSERT_EQ_U64(acc.chunks_repaired, 1);
 	ASSERT_EQ_U64(acc.chunks_written, 1);
-	for (r = 0; r < (shard ? 4 : ROWS / CR); r++)
+	for (r = 0; r < (int)(shard ? units : ROWS / CR); r++)
 		for (c = 0; c < (shard ? 1 : 2); c++) {
 			char key[64];
 			snprintf(key, sizeof key, "gz/c/%d/%d", r, c);
@@ -361,8 +364,8 @@ static void test_resume(const uint64_t *shard)
  * NZ_ECODEC, the message naming the dataset, the chunk and the file. */
 static void test_corrupt(void)
 {
-	spec moved = { 3, hchunks, NULL, 1, 4, 0, 0, NULL }, sharded = { 3, hchunks, shards, 1, 4, 0, 0, NULL },
-	     decoded = { 3, other, NULL, 1, 4, 0, 0, NULL };
+	spec moved = { 3, hchunks, NULL, 1, 4, 0, 0, NULL, 0, NULL }, sharded = { 3, hchunks, shards, 1, 4, 0, 0, NULL, 0, NULL },
+	     decoded = { 3, other, NULL, 1, 4, 0, 0, NULL, 0, NULL };
 	const spec *all[3] = { &moved, &sharded, &decoded };
 	char want[1400];
 	uint64_t n;
@@ -402,8 +405,8 @@ static int shard_entry_empty(nz_store *st, const char *key, int k)
  * every chunk stored it moves like any other. */
 static void test_empty(const uint64_t *shard)
 {
-	spec moved = { 3, hchunks, shard, 1, 4, 1, 0, "0" }, encoded = { 3, hchunks, shard, 1, 4, 1, 1, "0" },
-	     every = { 3, hchunks, shard, 1, 4, 0, 0, "0" };
+	spec moved = { 3, hchunks, shard, 1, 4, 1, 0, "0", 0, NULL }, encoded = { 3, hchunks, shard, 1, 4, 1, 1, "0", 0, NULL },
+	     every = { 3, hchunks, shard, 1, 4, 0, 0, "0", 0, NULL };
 	nz_store *m, *e, *a;
 	char key[64];
 	int r, c;
@@ -529,6 +532,25 @@ static void test_export_corrupt(void)
 	free(before);
 }
 
+/* The memory budget counts what a worker moving stored chunks holds besides
+ * an encoding worker's two chunks: the stored chunk and its two decode
+ * buffers. With four chunks' worth and 3 jobs asked, two encoding workers
+ * fit (libhdf5 decoding: nothing moves), one moving worker. */
+static void test_budget(void)
+{
+	nz_write_stats ws;
+	spec moving = { 3, hchunks, NULL, 1, 4, 0, 0, NULL, 4 * CR * CC * sizeof(int16_t), &ws };
+	spec encoding = { 3, hchunks, NULL, 1, 4, 0, 1, NULL, 4 * CR * CC * sizeof(int16_t), &ws };
+	nz_store *st;
+
+	ASSERT_EQ_U64(export_into(&st, "gz", &moving, 3), NCHUNKS);
+	ASSERT_EQ_INT(ws.jobs, 1);
+	nz_store_free(st);
+	ASSERT_EQ_U64(export_into(&st, "gz", &encoding, 3), 0);
+	ASSERT_EQ_INT(ws.jobs, 2);
+	nz_store_free(st);
+}
+
 int main(void)
 {
 	nz_test_scratch_dir(tmp, sizeof tmp, "test_passthru");
@@ -545,6 +567,7 @@ int main(void)
 	test_empty(NULL);
 	test_empty(shards);
 	test_export_corrupt();
+	test_budget();
 	nz_test_rm_rf(tmp);
 	puts("test_passthru: ok");
 	return 0;
