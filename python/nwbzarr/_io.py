@@ -207,7 +207,7 @@ class NWBZarrIO(_HdmfNWBZarrIO):
             dtype = None
         shape = getattr(data, "shape", None)
         if shape is None or getattr(data, "dtype", None) is None or "shape" in io_settings:
-            return super().__list_fill__(parent, name, data, options)
+            return self._nz_hdmf_fill(parent, name, data, options)
         if not isinstance(dtype, type):
             dtype = self.__resolve_dtype__(dtype, data)
         try:
@@ -216,7 +216,7 @@ class NWBZarrIO(_HdmfNWBZarrIO):
             target = None
         source = array_source(data, target) if self._nz_wants(tuple(shape), target) else None
         if source is None:
-            return super().__list_fill__(parent, name, data, options)
+            return self._nz_hdmf_fill(parent, name, data, options)
         # What hdmf-zarr's __list_fill__ does for numbers, up to the write.
         dset = parent.require_array(name, shape=tuple(shape), dtype=dtype, **io_settings)
         dset.attrs["_DTYPE"] = self.__serial_dtype__(dtype)
@@ -231,6 +231,27 @@ class NWBZarrIO(_HdmfNWBZarrIO):
             self.engine_fallbacks[dset.path] = e.message
             dset[...] = np.asarray(data, dtype=target)  # a codec the engine lacks
         return dset
+
+    def _nz_hdmf_fill(self, parent, name, data, options):
+        """hdmf-zarr's own __list_fill__ (strings, objects, a source the
+        engine cannot read). A large one waits for the background fills
+        first: hdmf-zarr holds a whole copy of it, so the two at once would
+        need that copy plus the engine's budget."""
+        if self._nz_overlap is not None and self._nz_large(data):
+            self._nz_overlap.finish()
+        return super().__list_fill__(parent, name, data, options)
+
+    def _nz_large(self, data):
+        """Whether hdmf-zarr's copy of ``data`` may reach engine_min_bytes:
+        its nbytes, else at least a reference and a small object (64
+        bytes) per element of a sequence."""
+        n = getattr(data, "nbytes", None)
+        if n is None:
+            try:
+                n = len(data) * 64
+            except TypeError:
+                return False
+        return n >= self.engine_min_bytes
 
     def _copy_array(self, source, dest_group, name):
         """A zarr array copied (export from Zarr, ZarrDataIO(link_data=False)):

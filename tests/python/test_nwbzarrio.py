@@ -508,6 +508,38 @@ try:
           and json.load(open(tmp("ov_int.nwb.zarr/zarr.json"))).get("consolidated_metadata") is None,
           "an interrupted overlapped write: marked incomplete, not consolidated")
     check(not fill_threads(), "an interrupted overlapped write leaves no thread running")
+
+    # A large dataset that hdmf-zarr writes itself (here strings) waits for
+    # the background fill: its whole copy and the engine's budget are never
+    # held at once.
+    import hdmf_zarr.backend
+    from hdmf.common import DynamicTable, VectorData
+
+    events = []
+    calls = spying(lambda _store, _path, _cancel: (events.append("fill begins"), threading.Event().wait(0.5)))
+    hdmf_list_fill = hdmf_zarr.backend.ZarrIO.__list_fill__
+
+    def recording_fill(self, parent, name, data, options=None):
+        if name == "label":
+            events.append(("label written, fill done:", "result" in calls[0] if calls else None))
+        return hdmf_list_fill(self, parent, name, data, options)
+
+    hdmf_zarr.backend.ZarrIO.__list_fill__ = recording_fill
+    try:
+        f = nwbfile(data)
+        labels = [f"label-{i:06d}" for i in range(20_000)]  # >= engine_min_bytes by the estimate
+        f.add_acquisition(DynamicTable(name="zlabels", description="labels",
+                                       columns=[VectorData(name="label", description="a label", data=labels)]))
+        with nwbzarr.NWBZarrIO(tmp("ov_strings.nwb.zarr"), mode="w") as io:
+            io.write(f, number_of_jobs=2)
+    finally:
+        hdmf_zarr.backend.ZarrIO.__list_fill__ = hdmf_list_fill
+    check(events == ["fill begins", ("label written, fill done:", True)],
+          f"a large string dataset is written after the background fill, not beside it ({events})")
+    with hdmf_zarr.NWBZarrIO(tmp("ov_strings.nwb.zarr"), mode="r") as io:
+        back = io.read()
+        check(list(back.acquisition["zlabels"]["label"].data[:]) == labels
+              and np.array_equal(back.acquisition["ts"].data[:], data), "... and both read back")
 finally:
     nwbzarr._nwbzarr.write_array = real_write_array
 
