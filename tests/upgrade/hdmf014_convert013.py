@@ -3,7 +3,7 @@
 reference file, pickle-coded references, a compound holding references;
 run by NZ_PY013, the first argument), 0.14's NWBZarrV2IO.convert_to_v3
 converts each, and the v3 file read by 0.14's NWBZarrIO equals, container
-by container (containers.py), its HDF5 source read by pynwb and the v2 file
+by container (tests/readers/nwbcompare.py), its HDF5 source read by pynwb and the v2 file
 read by NWBZarrV2IO. Two limits of 0.14 found here: allow_pickle=True alone
 does not let NWBZarrV2IO decode pickle under numcodecs 0.17 (its global
 NUMCODECS_ALLOW_UNSAFE_PICKLE_DECODE gate must be set too), and
@@ -35,8 +35,8 @@ from hdmf_zarr import NWBZarrIO, NWBZarrV2IO
 from pynwb import NWBHDF5IO
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
-import containers  # noqa: E402
+sys.path.insert(0, os.path.join(here, "..", "readers"))
+import nwbcompare  # noqa: E402
 
 warnings.simplefilter("ignore")
 py013, tmp = sys.argv[1], os.path.join(os.environ["NZ_TMP"], "hdmf014_convert013")
@@ -51,10 +51,10 @@ assert len(pairs) >= 8, made.stdout
 def compare(h5, v2, v3):
     """Differences of v3 from the HDF5 source and (where 0.14 opens it) v2."""
     with NWBHDF5IO(h5, "r") as a, NWBZarrIO(v3, "r") as b:
-        diff = containers.differences(a.read(), b.read())
+        diff = nwbcompare.differences(a.read(), b.read())
     if not h5.endswith("pickle_refs.nwb"):
         with NWBZarrV2IO(v2, "r", allow_pickle=True) as a, NWBZarrIO(v3, "r") as b:
-            diff += containers.differences(a.read(), b.read())
+            diff += nwbcompare.differences(a.read(), b.read())
     return diff
 
 

@@ -6,7 +6,7 @@ test time by NZ_PY013, the first argument), and our own v2: `convert
 --zarr-format 2` of a recording and `export --zarr-format 2` of every
 reference file. For each: upgrade exits 0, `nwbzarr verify OLD NEW`
 passes, and hdmf-zarr 0.14's NWBZarrIO reads NEW equal, container by
-container (containers.py: object ids, types, names, parents, every field
+container (tests/readers/nwbcompare.py: object ids, types, names, parents, every field
 and value, references resolved to the same objects), to the HDF5 source
 read by pynwb (and, for the recording, to OLD read by NWBZarrV2IO).
 -j 1, 2 and 3 write the same bytes. Reuse is proven on the bytes: each v2
@@ -33,8 +33,8 @@ from hdmf_zarr import NWBZarrIO, NWBZarrV2IO  # noqa: E402
 from pynwb import NWBHDF5IO  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
-import containers  # noqa: E402
+sys.path.insert(0, os.path.join(here, "..", "readers"))
+import nwbcompare  # noqa: E402
 
 cli, ref = os.environ["NZ_CLI"], os.environ["NZ_REF"]
 py013, tmp = sys.argv[1], os.path.join(os.environ["NZ_TMP"], "upgrade_readers")
@@ -70,7 +70,7 @@ def digest(store):
 
 def same_as_hdf5(h5, v3):
     with NWBHDF5IO(h5, "r") as a, NWBZarrIO(v3, "r") as b:
-        return containers.differences(a.read(), b.read())
+        return nwbcompare.differences(a.read(), b.read())
 
 
 # ---- the sources --------------------------------------------------------
@@ -107,7 +107,7 @@ conv3 = os.path.join(tmp, "rec.v3.nwb.zarr")
 st = upgrade(conv, conv3, "-j", 2)
 with NWBZarrV2IO(conv, "r") as a, NWBZarrIO(conv3, "r") as b:
     fa, fb = a.read(), b.read()
-    diff = containers.differences(fa, fb)
+    diff = nwbcompare.differences(fa, fb)
     assert not diff, "\n".join(diff)
     assert np.array_equal(fb.acquisition["ElectricalSeries"].data[:], values)
 ok("verify", "--quiet", conv, conv3)
