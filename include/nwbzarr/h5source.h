@@ -64,18 +64,25 @@ typedef struct nz_hdf5_source_opts {
 NZ_EXTERN int nz_source_open_hdf5(nz_source **out, const char *file, const char *dataset,
 				  const nz_hdf5_source_opts *opts);
 
-/** What an HDF5 source has read so far. */
+/** What an HDF5 source has read so far. The caller sets `version`
+ *  (NZ_HDF5_SOURCE_STATS_INIT); the library fills only the fields that
+ *  version has, so a program built against an older header keeps working. */
 typedef struct nz_hdf5_source_stats {
+	unsigned int version; /**< NZ_HDF5_SOURCE_STATS_VERSION */
 	int raw_path;         /**< 1: chunks are read raw and decoded by the readers */
 	uint64_t raw_chunks;  /**< HDF5 chunks read raw and decoded outside the lock */
 	uint64_t hdf5_reads;  /**< regions decoded by libhdf5 under the lock */
+	/* version 2 */
 	/** HDF5 chunks taken as stored: moved into the array, or left out as
 	 *  empty under skip_empty_chunks */
 	uint64_t stored_chunks;
 } nz_hdf5_source_stats;
 
-/** Fill `out` for a source nz_source_open_hdf5 made; NZ_EINVAL for any
- *  other source. Thread-safe. */
+#define NZ_HDF5_SOURCE_STATS_VERSION 2
+#define NZ_HDF5_SOURCE_STATS_INIT { NZ_HDF5_SOURCE_STATS_VERSION, 0, 0, 0, 0 }
+
+/** Fill `out` (its version set, 1 or 2) for a source nz_source_open_hdf5
+ *  made; NZ_EINVAL for any other source or version. Thread-safe. */
 NZ_EXTERN int nz_source_hdf5_stats(const nz_source *src, nz_hdf5_source_stats *out);
 
 #ifdef __cplusplus

@@ -60,7 +60,7 @@ static PyObject *finish_error(PyObject *user_exc, call_state *cs, int err)
 /* The engine's stats; for an HDF5 source `h5` also how its chunks were read. */
 static PyObject *write_stats(const nz_write_stats *st, const nz_source *h5)
 {
-	nz_hdf5_source_stats hs;
+	nz_hdf5_source_stats hs = NZ_HDF5_SOURCE_STATS_INIT;
 	PyObject *d = Py_BuildValue("{s:K,s:K,s:K,s:i,s:d}", "bytes", (unsigned long long)st->bytes, "chunks",
 				    (unsigned long long)st->chunks, "tasks", (unsigned long long)st->tasks,
 				    "jobs", st->jobs, "elapsed_s", st->elapsed_s);

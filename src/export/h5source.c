@@ -105,10 +105,15 @@ int nz_source_hdf5_stats(const nz_source *src, nz_hdf5_source_stats *out)
 
 	if (!s)
 		return nz__error_set(NZ_EINVAL, "nz_source_hdf5_stats: not a source of nz_source_open_hdf5");
+	if (!out || out->version < 1 || out->version > NZ_HDF5_SOURCE_STATS_VERSION)
+		return nz__error_set(NZ_EINVAL, "nz_source_hdf5_stats: stats version %u (this library "
+				     "knows 1 to %d: NZ_HDF5_SOURCE_STATS_INIT)", out ? out->version : 0,
+				     NZ_HDF5_SOURCE_STATS_VERSION);
 	nz__h5ds_stats(s->ds, &hs);
 	out->raw_path = nz__h5ds_raw_path(s->ds);
 	out->raw_chunks = hs.raw_chunks;
 	out->hdf5_reads = hs.hdf5_reads;
-	out->stored_chunks = hs.stored_chunks;
+	if (out->version >= 2)
+		out->stored_chunks = hs.stored_chunks;
 	return 0;
 }

@@ -103,7 +103,7 @@ static void check_region(nz_source *s)
 static void test_values(void)
 {
 	nz_hdf5_source_opts o = NZ_HDF5_SOURCE_OPTS_INIT;
-	nz_hdf5_source_stats st;
+	nz_hdf5_source_stats st = NZ_HDF5_SOURCE_STATS_INIT;
 	nz_source *s;
 	int32_t be[3];
 	uint64_t zero = 0, three = 3;
@@ -124,6 +124,21 @@ static void test_values(void)
 	check_region(s);
 	ASSERT_OK(nz_source_hdf5_stats(s, &st));
 	ASSERT(st.raw_path == 0 && st.raw_chunks == 0 && st.hdf5_reads == 1);
+	/* Version 1 (before stored_chunks) is filled without it; an unknown
+	 * version is refused, the struct untouched. */
+	st.version = 1;
+	st.stored_chunks = 77;
+	st.hdf5_reads = 0;
+	ASSERT_OK(nz_source_hdf5_stats(s, &st));
+	ASSERT(st.hdf5_reads == 1 && st.stored_chunks == 77);
+	st.version = 0;
+	st.hdf5_reads = 5;
+	ASSERT_ERR(NZ_EINVAL, nz_source_hdf5_stats(s, &st));
+	ASSERT_CONTAINS(nz_error_last()->message, "NZ_HDF5_SOURCE_STATS_INIT");
+	st.version = NZ_HDF5_SOURCE_STATS_VERSION + 1;
+	ASSERT_ERR(NZ_EINVAL, nz_source_hdf5_stats(s, &st));
+	ASSERT(st.hdf5_reads == 5);
+	st.version = NZ_HDF5_SOURCE_STATS_VERSION;
 	nz_source_free(s);
 
 	ASSERT_OK(nz_source_open_hdf5(&s, file, "/be", NULL));

@@ -147,7 +147,7 @@ static int write_into(nz_store **st, const char *name, const spec *sp, int jobs,
 	nz_array_opts ao = NZ_ARRAY_OPTS_INIT;
 	nz_write_opts wo = NZ_WRITE_OPTS_INIT;
 	nz_hdf5_source_opts ho = NZ_HDF5_SOURCE_OPTS_INIT;
-	nz_hdf5_source_stats hs;
+	nz_hdf5_source_stats hs = NZ_HDF5_SOURCE_STATS_INIT;
 	char path[64], filt[64];
 	int16_t *back = malloc(sizeof data);
 	nz_source *s;
