@@ -47,18 +47,24 @@ done:
 	return err;
 }
 
+/* A filter the kept codecs leave out: fletcher32 is a checksum of the
+ * stored bytes, the values are the same without it (hdmf-zarr drops it
+ * too); shuffle where the values are written as objects. */
+static int dropped(H5Z_filter_t id, int shuffle_ok)
+{
+	return id == H5Z_FILTER_FLETCHER32 || (id == H5Z_FILTER_SHUFFLE && !shuffle_ok);
+}
+
 int nz__h5_keep_codecs(nz__h5keep *out, const nz__h5filters *p, size_t itemsize, int shuffle_ok)
 {
 	size_t k = 0;
 	int i, last = -1;
 
 	memset(out, 0, sizeof *out);
-	/* fletcher32 is a checksum of the stored bytes: the values are the same
-	 * without it (hdmf-zarr drops it too). Anything else Zarr lacks here
-	 * leaves the dataset to the default codec. */
+	/* Anything else Zarr lacks here leaves the dataset to the default codec. */
 	for (i = 0; i < p->n; i++) {
 		H5Z_filter_t id = p->v[i].id;
-		if (id == H5Z_FILTER_FLETCHER32 || (id == H5Z_FILTER_SHUFFLE && !shuffle_ok))
+		if (dropped(id, shuffle_ok))
 			continue;
 		if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_DEFLATE) {
 			snprintf(out->missing, sizeof out->missing, "%s", p->v[i].name);
@@ -72,7 +78,7 @@ int nz__h5_keep_codecs(nz__h5keep *out, const nz__h5filters *p, size_t itemsize,
 	k = 1;
 	for (i = 0; i < p->n; i++) {
 		H5Z_filter_t id = p->v[i].id;
-		if (id == H5Z_FILTER_FLETCHER32 || (id == H5Z_FILTER_SHUFFLE && !shuffle_ok))
+		if (dropped(id, shuffle_ok))
 			continue;
 		if (i == last && id == H5Z_FILTER_DEFLATE) { /* the compressor */
 			out->compressor = (nz_compressor){ NZ_COMPRESSOR_VERSION, "zlib", NULL, (int)p->v[i].cd0, 0, 0, 0 };

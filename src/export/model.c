@@ -336,26 +336,36 @@ static const char *canonical(const nz__xmodel *m, const char *path)
 	return n && n->hard_alias ? n->link_target : NULL;
 }
 
+/* The model path a reference to `path` names, for a node of graft
+ * `origin` (a copied node's references name objects of its own file):
+ * *out a new string, or NULL when `path` stands as it is. */
+static int ref_target(char **out, const nz__xmodel *m, size_t origin, const char *path)
+{
+	char *placed = NULL;
+	const char *to;
+	int err;
+	*out = NULL;
+	if (origin && (err = nz__xmodel_place(&placed, m, origin, path)) < 0)
+		return err;
+	if (!(to = canonical(m, placed ? placed : path))) {
+		*out = placed;
+		return 0;
+	}
+	nz__free(placed);
+	return (*out = nz__strdup(to)) ? 0 : nz__error_set(NZ_ENOMEM, "out of memory");
+}
+
 static int canon_elem(const nz__xmodel *m, size_t origin, const nz__xtype *t, unsigned char *p)
 {
 	size_t i;
 	int err;
 	if (t->cls == NZ__XT_REF) {
-		char *s, *placed = NULL, *c;
-		const char *to;
+		char *s, *c;
 		memcpy(&s, p, sizeof s);
 		if (!s)
 			return 0;
-		/* A copied node's references name objects of its own file. */
-		if (origin && (err = nz__xmodel_place(&placed, m, origin, s)) < 0)
+		if ((err = ref_target(&c, m, origin, s)) < 0 || !c)
 			return err;
-		to = canonical(m, placed ? placed : s);
-		if (!to && !placed)
-			return 0;
-		c = nz__strdup(to ? to : placed);
-		nz__free(placed);
-		if (!c)
-			return nz__error_set(NZ_ENOMEM, "out of memory");
 		nz__free(s);
 		memcpy(p, &c, sizeof c);
 		return 0;
@@ -381,24 +391,19 @@ int nz__xvalues_canon(const nz__xmodel *m, const nz__xnode *node, void *buf, siz
  * objects of their own file, whose root is no longer theirs) and canonical. */
 static int canon_ref(const nz__xmodel *m, const nz__xnode *n, json_t *ref, const json_t *root_oid)
 {
-	const char *path = json_string_value(json_object_get(ref, "path")), *to;
-	char *placed = NULL;
-	int err = 0;
+	const char *path = json_string_value(json_object_get(ref, "path"));
+	char *to = NULL;
+	int err;
 	if (!path)
 		return 0;
-	if (n->origin) {
-		if ((err = nz__xmodel_place(&placed, m, n->origin, path)) < 0)
-			return nz__error_wrap("'%s' attribute", n->path);
-		path = placed;
-		if (json_object_get(ref, "source_object_id") &&
-		    json_object_set_new(ref, "source_object_id", root_oid ? json_copy((json_t *)root_oid)
-								     : json_null()) < 0)
-			err = nz__error_set(NZ_ENOMEM, "out of memory");
-	}
-	to = canonical(m, path);
-	if (!err && (to || placed) && json_object_set_new(ref, "path", json_string(to ? to : placed)) < 0)
+	if ((err = ref_target(&to, m, n->origin, path)) < 0)
+		return nz__error_wrap("'%s' attribute", n->path);
+	if (n->origin && json_object_get(ref, "source_object_id") &&
+	    json_object_set_new(ref, "source_object_id", root_oid ? json_copy((json_t *)root_oid) : json_null()) < 0)
 		err = nz__error_set(NZ_ENOMEM, "out of memory");
-	nz__free(placed);
+	if (!err && to && json_object_set_new(ref, "path", json_string(to)) < 0)
+		err = nz__error_set(NZ_ENOMEM, "out of memory");
+	nz__free(to);
 	return err;
 }
 static int canon_json(const nz__xmodel *m, const nz__xnode *n, json_t *v, const json_t *root_oid)
