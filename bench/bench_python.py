@@ -44,22 +44,13 @@ BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].st
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def one(kind, codec, jobs, raw, out, frames):
-    """One timed write in this process (the child)."""
-    import datetime
-
+def memmap_iterator(path, shape):
+    """What hdmf-zarr parallelises: a picklable GenericDataChunkIterator over
+    the raw file (the path, not the map), with the 2-job rows' buffer."""
     import numpy as np
-    import zarr
     from hdmf.data_utils import GenericDataChunkIterator
-    from hdmf_zarr import NWBZarrIO as HdmfIO
-    from hdmf_zarr import ZarrDataIO
-    from pynwb import NWBHDF5IO, NWBFile, TimeSeries
-
-    from nwbzarr import NWBZarrIO as NzIO
 
     class MemmapIterator(GenericDataChunkIterator):
-        """What hdmf-zarr parallelises: a picklable iterator (the path, not the map)."""
-
         def __init__(self, path, shape, **kw):
             self.path, self.shape_, self._mm = path, shape, None
             super().__init__(**kw)
@@ -81,10 +72,25 @@ def one(kind, codec, jobs, raw, out, frames):
         def _get_dtype(self):
             return np.dtype(np.int16)
 
+    return MemmapIterator(path, shape, buffer_gb=0.1)
+
+
+def one(kind, codec, jobs, raw, out, frames):
+    """One timed write in this process (the child)."""
+    import datetime
+
+    import numpy as np
+    import zarr
+    from hdmf_zarr import NWBZarrIO as HdmfIO
+    from hdmf_zarr import ZarrDataIO
+    from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+
+    from nwbzarr import NWBZarrIO as NzIO
+
     shape = (frames, 384)
     mm = np.memmap(raw, dtype=np.int16, mode="r", shape=shape)
     if kind == "hdmf_zarr" and jobs > 1:
-        data = MemmapIterator(raw, shape, buffer_gb=0.1)  # hdmf-zarr's only parallel path
+        data = memmap_iterator(raw, shape)  # hdmf-zarr's only parallel path
     else:
         data = mm
     kw = {}
@@ -96,7 +102,7 @@ def one(kind, codec, jobs, raw, out, frames):
         # The memmap in the chunks hdmf-zarr's parallel path writes (its
         # iterator's), so that this row and hdmf_zarr's 2-job row write the
         # same layout; plain "nwbzarr" writes zarr-python's default chunks.
-        kw["chunks"] = MemmapIterator(raw, shape, buffer_gb=0.1).chunk_shape
+        kw["chunks"] = memmap_iterator(raw, shape).chunk_shape
     if "compressors" in kw or kind == "nwbzarr_iter_chunks":
         data = ZarrDataIO(data, **kw)
 
@@ -238,16 +244,7 @@ def main():
 
 def iter_chunks(raw, frames):
     """The chunks hdmf-zarr's 2-job rows write (its iterator's), as R,C."""
-    out = subprocess.run([sys.executable, "-c", f"""
-import numpy as np
-from hdmf.data_utils import GenericDataChunkIterator as G
-class M(G):
-    def _get_data(self, sel): return None
-    def _get_maxshape(self): return ({frames}, 384)
-    def _get_dtype(self): return np.dtype(np.int16)
-print(",".join(map(str, M(buffer_gb=0.1).chunk_shape)))
-"""], capture_output=True, text=True, check=True).stdout
-    return out.strip()
+    return ",".join(map(str, memmap_iterator(raw, (frames, 384)).chunk_shape))
 
 
 def summary(results, reps):

@@ -179,11 +179,8 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         def done(stats, error):
             if error is None:
                 self.engine_stats[path] = stats
-            elif isinstance(error, NWBZarrError) and error.code == _nwbzarr.EUNSUPPORTED:
-                self.engine_fallbacks[path] = error.message
-                dset[...] = np.asarray(data, dtype=target)
             else:
-                raise error
+                self._nz_fallback(dset, error, data, target)
 
         self._nz_overlap.submit(self._nz_engine(path, source), done)
 
@@ -226,11 +223,17 @@ class NWBZarrIO(_HdmfNWBZarrIO):
         try:
             self._nz_fill(dset, source)
         except NWBZarrError as e:
-            if e.code != _nwbzarr.EUNSUPPORTED:
-                raise
-            self.engine_fallbacks[dset.path] = e.message
-            dset[...] = np.asarray(data, dtype=target)  # a codec the engine lacks
+            self._nz_fallback(dset, e, data, target)
         return dset
+
+    def _nz_fallback(self, dset, error, data, target):
+        """After the engine's ``error`` filling ``dset``: a codec the engine
+        lacks (EUNSUPPORTED) is written by zarr-python from ``data``; any
+        other error is raised."""
+        if not (isinstance(error, NWBZarrError) and error.code == _nwbzarr.EUNSUPPORTED):
+            raise error
+        self.engine_fallbacks[dset.path] = error.message
+        dset[...] = np.asarray(data, dtype=target)
 
     def _nz_hdmf_fill(self, parent, name, data, options):
         """hdmf-zarr's own __list_fill__ (strings, objects, a source the
